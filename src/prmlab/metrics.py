@@ -1,0 +1,106 @@
+"""Small pure metric functions, each tested on hand-checked tables.
+
+ProcessBench (arXiv 2412.06559): a prediction is the earliest wrong step (-1: none). Accuracy on
+erroneous samples (label != -1; exact index match), accuracy on correct samples (label == -1), and
+F1 = their harmonic mean, per subset; the headline is the unweighted mean of the subset F1s.
+Reported in percent, as the papers do.
+
+Best-of-N, with these tie rules (the same as Qwen2.5-Math's evaluation scripts):
+- maj@k: answers grouped by exact string after `normalize`; the largest group wins, ties go to the
+  group seen first; a response with no answer does not vote; no votes -> wrong.
+- rm@k / prm@k: the highest score among the first k; ties go to the earliest response.
+- pass@k: any of the first k is correct.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from prmlab.grading import normalize
+
+
+def harmonic(a: float, b: float) -> float:
+    return 2 * a * b / (a + b) if a + b > 0 else 0.0
+
+
+def processbench_scores(labels: Sequence[int], preds: Sequence[int | None]) -> dict[str, float]:
+    """Percent accuracies on erroneous / correct samples and their F1. A None prediction is wrong."""
+    err = [p == y for y, p in zip(labels, preds) if y != -1]
+    ok = [p == -1 for y, p in zip(labels, preds) if y == -1]
+    acc_err = 100.0 * sum(err) / len(err) if err else 0.0
+    acc_ok = 100.0 * sum(ok) / len(ok) if ok else 0.0
+    return {"error_acc": acc_err, "correct_acc": acc_ok, "f1": harmonic(acc_err, acc_ok),
+            "n_error": len(err), "n_correct": len(ok)}
+
+
+def first_below(scores: Sequence[float], threshold: float) -> int:
+    """A PRM's prediction: the earliest step whose score is below the threshold, else -1."""
+    return next((i for i, s in enumerate(scores) if s < threshold), -1)
+
+
+def best_threshold(step_scores: Sequence[Sequence[float]], labels: Sequence[int]) -> tuple[float, float]:
+    """The threshold maximising ProcessBench F1 on these items (ProcessBench tunes it on GSM8K).
+
+    Candidates: midpoints between consecutive distinct scores, plus both ends; returns (threshold, F1).
+    """
+    vals = sorted({s for ss in step_scores for s in ss})
+    cands = [0.0, 1.0 + 1e-9] + [(a + b) / 2 for a, b in zip(vals, vals[1:])] + [v + 1e-9 for v in vals[-1:]]
+    best = (0.5, -1.0)
+    for t in sorted(set(cands)):
+        f1 = processbench_scores(labels, [first_below(ss, t) for ss in step_scores])["f1"]
+        if f1 > best[1] + 1e-12:
+            best = (t, f1)
+    return best
+
+
+def aggregate(step_scores: Sequence[float], how: str) -> float:
+    """Response score from step scores: `product` (paper default), `min` or `last`."""
+    if not step_scores:
+        return -math.inf
+    if how == "product":
+        return math.prod(step_scores)
+    if how == "min":
+        return min(step_scores)
+    if how == "last":
+        return step_scores[-1]
+    raise ValueError(f"unknown aggregation {how!r}; use product, min or last")
+
+
+def majority_index(answers: Sequence[str | None]) -> int | None:
+    """Index of the first response of the largest answer group (ties: the group seen first)."""
+    groups: dict[str, list[int]] = {}
+    for i, a in enumerate(answers):
+        if a is None or not str(a).strip():
+            continue
+        groups.setdefault(normalize(str(a)), []).append(i)
+    if not groups:
+        return None
+    best = max(groups.values(), key=len)  # max() keeps the first of equal-length groups
+    return best[0]
+
+
+def maj_at_k(answers: Sequence[str | None], correct: Sequence[bool], k: int) -> bool:
+    i = majority_index(answers[:k])
+    return i is not None and bool(correct[i])
+
+
+def rm_at_k(scores: Sequence[float], correct: Sequence[bool], k: int) -> bool:
+    sc = list(scores[:k])
+    i = max(range(len(sc)), key=lambda j: (sc[j], -j))  # ties -> earliest
+    return bool(correct[i])
+
+
+def pass_at_k(correct: Sequence[bool], k: int) -> bool:
+    return any(correct[:k])
+
+
+def argmin_position(step_scores: Sequence[float]) -> tuple[int, float]:
+    """(index of the lowest step score, its relative position in [0, 1]); ties -> the earliest."""
+    i = min(range(len(step_scores)), key=lambda j: (step_scores[j], j))
+    n = len(step_scores)
+    return i, (i / (n - 1) if n > 1 else 1.0)
+
+
+def mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else 0.0

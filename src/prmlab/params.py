@@ -1,0 +1,136 @@
+"""params.yaml -> frozen config dataclasses, with errors that name the key.
+
+    cfg = load_params("label_mc", LabelMCConfig)            # reads ./params.yaml
+    cfg = load_params("label_mc", LabelMCConfig, "params/paper.yaml")
+
+An unknown key (typo), a missing key or a value of the wrong type raises `ParamsError` naming
+`section.key` (with a "did you mean" for typos). Configs validate their own ranges in
+`__post_init__` by raising ParamsError too. `PRMLAB_PARAMS` overrides the default file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+C = TypeVar("C")
+DEFAULT_PARAMS = "params.yaml"
+
+
+class ParamsError(ValueError):
+    pass
+
+
+def params_path(path: str | Path | None = None) -> Path:
+    return Path(path or os.environ.get("PRMLAB_PARAMS", DEFAULT_PARAMS))
+
+
+def read_params(path: str | Path | None = None) -> dict[str, Any]:
+    p = params_path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ParamsError(f"{p}: params file not found") from None
+    except yaml.YAMLError as e:
+        raise ParamsError(f"{p}: invalid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ParamsError(f"{p}: expected a mapping of sections at the top level")
+    return data
+
+
+def _type_ok(value: Any, tp: Any, key: str) -> Any:
+    """Check (and lightly coerce: int -> float) `value` against a type hint; return the value."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        errors = []
+        for arm in typing.get_args(tp):
+            try:
+                return _type_ok(value, arm, key)
+            except ParamsError as e:
+                errors.append(str(e))
+        raise ParamsError(f"{key}: {value!r} matches none of {tp}")
+    if tp is type(None):
+        if value is None:
+            return None
+        raise ParamsError(f"{key}: expected null, got {value!r}")
+    if origin is typing.Literal:
+        if value in typing.get_args(tp):
+            return value
+        raise ParamsError(f"{key}: {value!r} is not one of {list(typing.get_args(tp))}")
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise ParamsError(f"{key}: expected a list, got {type(value).__name__} {value!r}")
+        (arm,) = typing.get_args(tp)[:1] or (Any,)
+        return [_type_ok(v, arm, f"{key}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ParamsError(f"{key}: expected a mapping, got {type(value).__name__}")
+        kt, vt = typing.get_args(tp) or (Any, Any)
+        return {_type_ok(k, kt, key): _type_ok(v, vt, f"{key}.{k}") for k, v in value.items()}
+    if tp is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise ParamsError(f"{key}: expected a number, got {type(value).__name__} {value!r}")
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise ParamsError(f"{key}: expected an integer, got {type(value).__name__} {value!r}")
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        raise ParamsError(f"{key}: expected true/false, got {value!r}")
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        raise ParamsError(f"{key}: expected a string, got {type(value).__name__} {value!r}")
+    if dataclasses.is_dataclass(tp):
+        return from_mapping(tp, value, key)
+    raise ParamsError(f"{key}: unsupported config type {tp}")
+
+
+def from_mapping(cls: type[C], data: Any, section: str) -> C:
+    if not isinstance(data, dict):
+        raise ParamsError(f"{section}: expected a mapping, got {type(data).__name__}")
+    hints = typing.get_type_hints(cls)
+    flds = {f.name: f for f in dataclasses.fields(cls)}
+    for k in data:
+        if k not in flds:
+            near = difflib.get_close_matches(str(k), list(flds), n=1)
+            hint = f" (did you mean '{section}.{near[0]}'?)" if near else ""
+            raise ParamsError(f"unknown key '{section}.{k}'{hint}; known keys: {sorted(flds)}")
+    kwargs = {}
+    for name, f in flds.items():
+        if name in data:
+            kwargs[name] = _type_ok(data[name], hints[name], f"{section}.{name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            raise ParamsError(f"missing key '{section}.{name}'")
+    try:
+        return cls(**kwargs)
+    except ParamsError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise ParamsError(f"{section}: {e}") from None
+
+
+def load_params(section: str, cls: type[C], path: str | Path | None = None) -> C:
+    data = read_params(path)
+    if section not in data:
+        near = difflib.get_close_matches(section, list(data), n=1)
+        hint = f" (did you mean '{near[0]}'?)" if near else ""
+        raise ParamsError(f"{params_path(path)}: missing section '{section}'{hint}")
+    return from_mapping(cls, data[section], section)
+
+
+def check(cond: bool, msg: str) -> None:
+    """For config `__post_init__` validation."""
+    if not cond:
+        raise ParamsError(msg)

@@ -1,0 +1,232 @@
+"""Process reward models in the Qwen2.5-Math-PRM layout, their inputs, loss, and two scorers.
+
+Layout (interchangeable with Qwen/Qwen2.5-Math-PRM-7B/-72B checkpoints): a Qwen2 backbone
+(`model.*`), the LM head replaced by `score = Linear(h, h) -> ReLU -> Linear(h, 2)`, config
+architecture `Qwen2ForProcessRewardModel` (which vLLM serves natively with STEP pooling).
+
+Input: the policy's chat format, system + problem, then the assistant turn holding the steps, each
+followed by `<extra_0>` (the last included). Step reward = softmax probability of class 1 at each
+`<extra_0>`. Inputs longer than `max_length` are cut to whole steps (counted, and those steps get
+no score).
+
+Scorers share one call, `score(items) -> per-step probabilities`:
+- `TransformersScorer`: our model class (also loads a released Qwen2.5-Math-PRM checkpoint).
+- `VLLMScorer`: vLLM's pooling runner (`runner="pooling"`, STEP pooling on `<extra_0>`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch import nn
+from transformers import Qwen2Config, Qwen2Model, Qwen2PreTrainedModel
+from transformers.modeling_outputs import TokenClassifierOutput
+
+from prmlab.prompts import policy_messages
+
+STEP_TOKEN = "<extra_0>"
+ARCH = "Qwen2ForProcessRewardModel"
+
+
+class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
+    config_class = Qwen2Config
+
+    def __init__(self, config: Qwen2Config):
+        super().__init__(config)
+        self.num_labels = 2
+        self.model = Qwen2Model(config)
+        h = config.hidden_size
+        self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 2))
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
+                **kwargs) -> TokenClassifierOutput:
+        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                            inputs_embeds=inputs_embeds).last_hidden_state
+        logits = self.score(hidden)
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(logits.view(-1, 2).float(), labels.view(-1), ignore_index=-100)
+        return TokenClassifierOutput(loss=loss, logits=logits)
+
+
+def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
+    """Backbone from the policy (as the paper initialises from Qwen2.5-Math-7B-Instruct), new head."""
+    model = Qwen2ForProcessRewardModel.from_pretrained(policy_dir, dtype=torch.float32)
+    if len(tokenizer) > model.config.vocab_size:  # a tokenizer that lacked <extra_0> got it added
+        model.resize_token_embeddings(len(tokenizer))
+    model.config.architectures = [ARCH]
+    model.config.num_labels = 2
+    model.config.tie_word_embeddings = False
+    return model
+
+
+def prepare_tokenizer(path: str):
+    from prmlab.generation import load_tokenizer
+
+    tok = load_tokenizer(path)
+    if STEP_TOKEN not in tok.get_vocab():
+        tok.add_special_tokens({"additional_special_tokens": [STEP_TOKEN]})
+    tok.padding_side = "right"
+    return tok
+
+
+def build_text(tokenizer, question: str, steps: list[str]) -> str:
+    msgs = policy_messages(question) + [{"role": "assistant", "content": STEP_TOKEN.join(steps) + STEP_TOKEN}]
+    return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=False)
+
+
+@dataclass
+class Encoded:
+    input_ids: list[int]
+    step_positions: list[int]  # index of each kept step's <extra_0>
+    dropped_steps: int
+
+
+def encode(tokenizer, question: str, steps: list[str], max_length: int) -> Encoded:
+    """Tokenize; if too long, drop trailing steps (whole steps only)."""
+    step_id = tokenizer.convert_tokens_to_ids(STEP_TOKEN)
+    keep = len(steps)
+    while True:
+        ids = tokenizer.encode(build_text(tokenizer, question, steps[:keep]), add_special_tokens=False)
+        if len(ids) <= max_length or keep <= 1:
+            break
+        keep -= 1
+    ids = ids[:max_length]
+    pos = [i for i, t in enumerate(ids) if t == step_id]
+    return Encoded(ids, pos, len(steps) - len(pos))
+
+
+def training_features(tokenizer, ex: dict, max_length: int, soft: bool) -> dict:
+    """TRL stepwise example -> input_ids, per-token labels (-100 except at <extra_0>), soft targets."""
+    enc = encode(tokenizer, ex["prompt"], ex["completions"], max_length)
+    labels = [-100] * len(enc.input_ids)
+    targets = [-1.0] * len(enc.input_ids)
+    for k, p in enumerate(enc.step_positions):
+        labels[p] = int(ex["labels"][k])
+        if soft and ex.get("soft") is not None:
+            targets[p] = float(ex["soft"][k])
+    return {"input_ids": enc.input_ids, "labels": labels, "soft_targets": targets, "dropped": enc.dropped_steps}
+
+
+def collate(features: list[dict], pad_id: int) -> dict:
+    L = max(len(f["input_ids"]) for f in features)
+    out = {
+        "input_ids": torch.full((len(features), L), pad_id, dtype=torch.long),
+        "attention_mask": torch.zeros((len(features), L), dtype=torch.long),
+        "labels": torch.full((len(features), L), -100, dtype=torch.long),
+        "soft_targets": torch.full((len(features), L), -1.0),
+    }
+    for i, f in enumerate(features):
+        n = len(f["input_ids"])
+        out["input_ids"][i, :n] = torch.tensor(f["input_ids"])
+        out["attention_mask"][i, :n] = 1
+        out["labels"][i, :n] = torch.tensor(f["labels"])
+        out["soft_targets"][i, :n] = torch.tensor(f["soft_targets"], dtype=torch.float)
+    return out
+
+
+def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Tensor,
+             kind: Literal["ce", "mse", "bce"]) -> torch.Tensor:
+    """Hard labels: cross-entropy at the step tokens. Soft: MSE or BCE on P(class 1) vs the MC value."""
+    logits = logits.float()
+    if kind == "ce":
+        return nn.functional.cross_entropy(logits.view(-1, 2), labels.view(-1), ignore_index=-100)
+    mask = soft_targets >= 0
+    p1 = logits.softmax(-1)[..., 1][mask]
+    t = soft_targets[mask]
+    if kind == "mse":
+        return nn.functional.mse_loss(p1, t)
+    return nn.functional.binary_cross_entropy(p1.clamp(1e-6, 1 - 1e-6), t)
+
+
+# ------------------------------------------------------------------------------------------ scorers
+
+
+class Scorer:
+    truncated_items = 0
+
+    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class TransformersScorer(Scorer):
+    def __init__(self, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32"):
+        self.tok = prepare_tokenizer(path)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.model = Qwen2ForProcessRewardModel.from_pretrained(path, dtype=getattr(torch, dtype)).to(self.device).eval()
+        self.batch_size, self.max_length = batch_size, max_length
+
+    @torch.no_grad()
+    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        encs = [encode(self.tok, q, s, self.max_length) for q, s in items]
+        self.truncated_items += sum(e.dropped_steps > 0 for e in encs)
+        out: list[list[float]] = [[] for _ in items]
+        order = sorted(range(len(encs)), key=lambda i: len(encs[i].input_ids))
+        pad = self.tok.pad_token_id
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b : b + self.batch_size]
+            batch = collate([{"input_ids": encs[i].input_ids, "labels": [], "soft_targets": []} for i in idx], pad)
+            logits = self.model(input_ids=batch["input_ids"].to(self.device),
+                                attention_mask=batch["attention_mask"].to(self.device)).logits
+            probs = logits.float().softmax(-1)[..., 1].cpu()
+            for r, i in enumerate(idx):
+                out[i] = [float(probs[r, p]) for p in encs[i].step_positions]
+        return out
+
+
+class VLLMScorer(Scorer):
+    def __init__(self, path: str, max_length: int = 4096, dtype: str = "float32", kv_cache_gib: int = 2, seed: int = 0):
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
+        os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+        from vllm import LLM
+        from vllm.config import PoolerConfig
+
+        self.tok = prepare_tokenizer(path)
+        self.max_length = max_length
+        step_id = self.tok.convert_tokens_to_ids(STEP_TOKEN)
+        self.llm = LLM(model=path, runner="pooling", dtype=dtype, max_model_len=max_length, seed=seed,
+                       pooler_config=PoolerConfig(step_tag_id=step_id))
+
+    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        from vllm.inputs import TokensPrompt
+
+        encs = [encode(self.tok, q, s, self.max_length) for q, s in items]
+        self.truncated_items += sum(e.dropped_steps > 0 for e in encs)
+        outs = self.llm.encode([TokensPrompt(prompt_token_ids=e.input_ids) for e in encs],
+                               pooling_task="token_classify", use_tqdm=False)
+        res = []
+        for o in outs:
+            data = o.outputs.data
+            data = data if data.ndim == 2 else data.view(-1, 2)
+            res.append([float(x) for x in data[:, 1]])
+        return res
+
+    def close(self) -> None:
+        llm = getattr(self, "llm", None)
+        if llm is not None:
+            try:
+                llm.llm_engine.engine_core.shutdown()
+            except Exception:
+                pass
+            self.llm = None
+
+
+def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32") -> Scorer:
+    if backend == "transformers":
+        return TransformersScorer(path, batch_size, max_length, dtype)
+    elif backend == "vllm":
+        return VLLMScorer(path, max_length, dtype)
+    raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")

@@ -1,0 +1,46 @@
+"""Split responses into steps and extract final answers.
+
+Qwen2.5-Math responses separate steps by a blank line ("\n\n"), which is also how the PRM paper and
+ProcessBench split them. The final answer is the content of the last `\boxed{...}` (braces
+balanced), else GSM8K's `#### n`, else None.
+"""
+
+from __future__ import annotations
+
+import re
+
+STEP_SEP = "\n\n"
+
+
+def split_steps(text: str) -> list[str]:
+    return [s.strip() for s in text.split(STEP_SEP) if s.strip()]
+
+
+def join_steps(steps: list[str]) -> str:
+    return STEP_SEP.join(steps)
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last \\boxed{...} or \\fbox{...}, with nested braces; None if absent/unclosed."""
+    starts = [m.end() for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text)]
+    for start in reversed(starts):
+        depth, i = 1, start
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            return text[start : i - 1].strip()
+    return None
+
+
+_GSM8K = re.compile(r"####\s*([^\n]+)")
+
+
+def extract_answer(text: str) -> str | None:
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed
+    m = _GSM8K.findall(text)
+    if m:
+        return m[-1].strip().replace(",", "")
+    return None

@@ -1,0 +1,295 @@
+"""A synthetic world of multi-step arithmetic word problems whose every step can be checked exactly.
+
+    rng = random.Random(0)
+    p = make_problem(rng, "toy-0")            # Problem with meta["quantities"], meta["nodes"]
+    text = canonical_solution(p)              # "3 * 4 = 12\n\n7 + 12 = 19, so the answer is \\boxed{19}."
+    verify(p, text)                           # Verdict(first_error=-1, kind=None)
+    flawed = make_flawed(rng, p, "slip")      # (text, first_error_index)
+
+Each problem is a short story (a person, an item, 2-5 events). Its solution graph is a list of
+nodes `{"op", "args": [[kind, i], [kind, j]], "value"}` over given quantities ("q", i) and earlier
+nodes ("n", j). Solutions are written like Qwen2.5-Math responses: steps separated by "\n\n", one
+computation `a op b = c` a step, the last ending with `\boxed{answer}`, so the same splitting,
+answer-extraction and grading code serves toy and real data.
+
+The verifier is the toy world's human annotator (ProcessBench / PRM800K): it returns the earliest
+wrong step and why: `slip` (a op b != c), `operand` (an operand that is neither given nor derived
+so far, or a computation that is not part of the solution), `unparseable` (no computation and no
+answer), `answer` (wrong or missing final answer, or an answer the steps have not derived).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+from prmlab.records import Problem
+from prmlab.steps import last_boxed, split_steps
+
+NAMES = ["Ava", "Ben", "Cal", "Dee", "Eli", "Fay", "Gus", "Ivy", "Jon", "Kim", "Lea", "Max"]
+ITEMS = ["apples", "pens", "coins", "cards", "books", "shells", "stamps", "beads", "eggs", "rocks"]
+OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b}
+FLAW_KINDS = ("slip", "operand", "skip", "compensate", "answer")
+MAX_VALUE = 60
+
+_EQ = re.compile(r"(-?\d+)\s*([+\-*/x×])\s*(-?\d+)\s*=\s*(-?\d+)")
+
+
+def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: int = 5) -> Problem:
+    """A story whose solution has between min_steps and max_steps computations."""
+    target = rng.randint(min_steps, max_steps)
+    name, item = rng.choice(NAMES), rng.choice(ITEMS)
+    quantities: list[int] = []
+    nodes: list[dict] = []
+    sentences: list[str] = []
+
+    def q(v: int) -> list:
+        quantities.append(v)
+        return ["q", len(quantities) - 1]
+
+    def node(op: str, a: list, b: list) -> list:
+        va, vb = value_of(a), value_of(b)
+        nodes.append({"op": op, "args": [a, b], "value": int(OPS[op](va, vb))})
+        return ["n", len(nodes) - 1]
+
+    def value_of(ref: list) -> int:
+        return quantities[ref[1]] if ref[0] == "q" else nodes[ref[1]]["value"]
+
+    cur = q(rng.randint(2, 15))
+    sentences.append(f"{name} has {quantities[-1]} {item}.")
+    shared = False
+    while len(nodes) < target:
+        left = target - len(nodes)
+        v = value_of(cur)
+        kinds = ["find", "give", "times"] + (["packs"] if left >= 2 else [])
+        if left == 1 and len(nodes) >= 1:
+            kinds.append("share")
+        kind = rng.choice(kinds)
+        if kind == "packs":
+            g, k = rng.randint(2, 5), rng.randint(2, 6)
+            if v + g * k > MAX_VALUE:
+                continue
+            sentences.append(f"{name} buys {g} packs of {k} {item}.")
+            t = node("*", q(g), q(k))
+            cur = node("+", cur, t)
+        elif kind == "find":
+            a = rng.randint(2, 9)
+            if v + a > MAX_VALUE:
+                continue
+            sentences.append(f"{name} finds {a} more.")
+            cur = node("+", cur, q(a))
+        elif kind == "give":
+            if v < 3:
+                continue
+            a = rng.randint(1, min(v - 1, 9))
+            sentences.append(f"{name} gives away {a}.")
+            cur = node("-", cur, q(a))
+        elif kind == "times":
+            m = rng.randint(2, 3)
+            if v * m > MAX_VALUE:
+                continue
+            sentences.append(f"{name} gets {m} times as many.")
+            cur = node("*", cur, q(m))
+        else:  # share: only as the last event, only when it divides evenly
+            divisors = [d for d in range(2, 10) if v % d == 0 and v // d >= 1]
+            if not divisors:
+                continue
+            d = rng.choice(divisors)
+            sentences.append(f"{name} shares them equally among {d} friends.")
+            cur = node("/", cur, q(d))
+            shared = True
+    question = f"How many {item} does each friend get?" if shared else f"How many {item} does {name} have now?"
+    answer = nodes[-1]["value"]
+    return Problem(
+        id=pid,
+        source="toy",
+        question=" ".join(sentences) + " " + question,
+        gold_answer=str(answer),
+        meta={"quantities": quantities, "nodes": nodes},
+    )
+
+
+def _node_operands(problem: Problem, n: dict) -> tuple[int, int]:
+    qs, nodes = problem.meta["quantities"], problem.meta["nodes"]
+    return tuple(qs[i] if k == "q" else nodes[i]["value"] for k, i in n["args"])  # type: ignore[return-value]
+
+
+def _fmt(a: int, op: str, b: int, c: int) -> str:
+    return f"{a} {op} {b} = {c}"
+
+
+def _final(eq: str, answer: int | str) -> str:
+    return f"{eq}, so the answer is \\boxed{{{answer}}}."
+
+
+def canonical_steps(problem: Problem) -> list[str]:
+    nodes = problem.meta["nodes"]
+    steps = []
+    for n in nodes:
+        a, b = _node_operands(problem, n)
+        steps.append(_fmt(a, n["op"], b, n["value"]))
+    steps[-1] = _final(steps[-1], nodes[-1]["value"])
+    return steps
+
+
+def canonical_solution(problem: Problem) -> str:
+    return "\n\n".join(canonical_steps(problem))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    first_error: int  # -1 if every step is right
+    kind: str | None  # slip / operand / unparseable / answer / empty
+    final_correct: bool
+
+
+def verify(problem: Problem, text: str | list[str]) -> Verdict:
+    """Exact step check of any response text (or list of steps) against the problem's graph."""
+    steps = split_steps(text) if isinstance(text, str) else list(text)
+    gold = int(problem.meta["nodes"][-1]["value"])
+    if not steps:
+        return Verdict(0, "empty", False)
+    boxed_final = last_boxed(steps[-1])
+    final_correct = boxed_final is not None and _as_int(boxed_final) == gold
+    available = set(problem.meta["quantities"])
+    # Nodes still to compute, each as (op, operand values, value); commutative ops match either order.
+    todo = [(n["op"], _node_operands(problem, n), n["value"]) for n in problem.meta["nodes"]]
+    derived: set[int] = set()
+    for i, step in enumerate(steps):
+        eqs = _EQ.findall(step)
+        boxed = last_boxed(step)
+        if not eqs and boxed is None:
+            return Verdict(i, "unparseable", final_correct)
+        for sa, op, sb, sc in eqs:
+            a, b, c = int(sa), int(sb), int(sc)
+            op = {"x": "*", "×": "*"}.get(op, op)
+            if op == "/" and b == 0:
+                return Verdict(i, "slip", final_correct)
+            if OPS[op](a, b) != c:
+                return Verdict(i, "slip", final_correct)
+            if a not in available or b not in available:
+                return Verdict(i, "operand", final_correct)
+            match = next(
+                (
+                    j
+                    for j, (nop, (na, nb), nv) in enumerate(todo)
+                    if nop == op and nv == c and ((na, nb) == (a, b) or (op in "+*" and (nb, na) == (a, b)))
+                ),
+                None,
+            )
+            if match is None:  # a true computation, but not one this problem needs
+                return Verdict(i, "operand", final_correct)
+            todo[match] = ("done", (None, None), None)  # type: ignore[assignment]
+            available.add(c)
+            derived.add(c)
+        # An answer is right only if it is the gold value and the steps have derived it.
+        if boxed is not None and (_as_int(boxed) != gold or gold not in derived):
+            return Verdict(i, "answer", final_correct)
+    if boxed_final is None:
+        return Verdict(len(steps) - 1, "answer", False)
+    return Verdict(-1, None, final_correct)
+
+
+def _as_int(s: str) -> int | None:
+    s = s.strip().rstrip(".")
+    try:
+        return int(s)
+    except ValueError:
+        try:
+            f = float(s)
+            return int(f) if f.is_integer() else None
+        except ValueError:
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Flawed solutions. Each returns (steps, first_error) where first_error is the verifier's answer;
+# the generators are checked against the verifier in tests, not trusted.
+
+
+def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[str], int]:
+    nodes = problem.meta["nodes"]
+    n = len(nodes)
+    vals = [nd["value"] for nd in nodes]
+    qs = problem.meta["quantities"]
+
+    def write(values: list[int], operands: list[tuple[int, int]], results: list[int] | None = None) -> list[str]:
+        results = results or values
+        steps = [_fmt(a, nd["op"], b, r) for nd, (a, b), r in zip(nodes, operands, results)]
+        steps[-1] = _final(steps[-1], results[-1])
+        return steps
+
+    def recompute(i0: int, new_val: int) -> tuple[list[int], list[tuple[int, int]]]:
+        """Propagate a changed value at node i0 downstream, with correct arithmetic afterwards."""
+        v = vals.copy()
+        v[i0] = new_val
+        ops = []
+        for j, nd in enumerate(nodes):
+            a, b = (qs[i] if k == "q" else v[i] for k, i in nd["args"])
+            if j > i0:
+                # Integer division keeps the text in the world's format; a wrong quotient here
+                # comes after the first error anyway.
+                v[j] = a // b if nd["op"] == "/" and b else int(OPS[nd["op"]](a, b))
+            ops.append((a, b))
+        return v, ops
+
+    if kind == "slip":
+        i = rng.randrange(n)
+        wrong = vals[i] + rng.choice([-3, -2, -1, 1, 2, 3, 10, -10])
+        v, ops = recompute(i, wrong)
+        res = [*vals[:i], wrong, *v[i + 1 :]]
+        return write(v, ops, res), i
+    if kind == "operand":
+        i = rng.randrange(n)
+        nd = nodes[i]
+        a, b = _node_operands(problem, nd)
+        b2 = b + rng.choice([-2, -1, 1, 2]) if rng.random() < 0.5 or len(set(qs)) < 2 else rng.choice(qs)
+        if b2 == b or b2 <= 0 or (nd["op"] == "/" and a % b2):
+            b2 = b + 1 if nd["op"] != "/" else b
+            if b2 == b:
+                return make_flawed(rng, problem, "slip")
+        wrong = int(OPS[nd["op"]](a, b2))
+        v, ops = recompute(i, wrong)
+        ops[i] = (a, b2)
+        return write(v, ops), i
+    if kind == "skip" and n >= 2:
+        # Drop a non-final step; its consumer then uses a value nobody derived. The answer stays right.
+        i = rng.randrange(n - 1)
+        steps = canonical_steps(problem)
+        consumer = next((j for j in range(i + 1, n) if ["n", i] in nodes[j]["args"]), None)
+        if consumer is None:
+            return make_flawed(rng, problem, "slip")
+        del steps[i]
+        return steps, consumer - 1
+    if kind == "compensate" and n >= 2:
+        # A slip at step i, and the next step that uses it "lands" on the right value again.
+        cands = [i for i in range(n - 1) if any(["n", i] in nodes[j]["args"] for j in range(i + 1, n))]
+        if not cands:
+            return make_flawed(rng, problem, "slip")
+        i = rng.choice(cands)
+        consumer = next(j for j in range(i + 1, n) if ["n", i] in nodes[j]["args"])
+        wrong = vals[i] + rng.choice([-2, -1, 1, 2])
+        ops = [_node_operands(problem, nd) for nd in nodes]
+        ops[consumer] = tuple(wrong if (k, x) == ("n", i) else (qs[x] if k == "q" else vals[x]) for k, x in nodes[consumer]["args"])
+        res = vals.copy()
+        res[i] = wrong
+        return write(vals, ops, res), i
+    if kind == "answer":
+        # Every computation right, but the boxed answer is another number.
+        steps = canonical_steps(problem)
+        wrong = rng.choice([x for x in [*qs, *vals[:-1], vals[-1] + 1] if x != vals[-1]] or [vals[-1] + 1])
+        last = _fmt(*_node_operands(problem, nodes[-1])[:1], nodes[-1]["op"], _node_operands(problem, nodes[-1])[1], vals[-1])
+        steps[-1] = _final(last, wrong)
+        return steps, n - 1
+    return make_flawed(rng, problem, "slip")
+
+
+def sample_flaw_kind(rng: random.Random, mix: dict[str, float]) -> str:
+    kinds = list(mix)
+    return rng.choices(kinds, weights=[mix[k] for k in kinds])[0]
+
+
+def make_problems(seed: int, n: int, prefix: str, min_steps: int = 2, max_steps: int = 5) -> list[Problem]:
+    rng = random.Random(seed)
+    return [make_problem(rng, f"{prefix}-{i}", min_steps, max_steps) for i in range(n)]

@@ -1,0 +1,100 @@
+"""Stage analyze_bias: the biases the PRM paper reports.
+
+- For every PRM: where the lowest step score sits. The share of Best-of-N-selected responses (by
+  `product`) and of all responses whose minimum is on the final step (paper Fig. 8: 17.5% for
+  Qwen2.5-Math-PRM-7B, over 40% for several MC-trained PRMs: such a PRM is judging the answer, not
+  the process), and the distribution of min-score positions relative to response length.
+- The policy's rate of correct answers reached through flawed steps (paper Fig. 6), where the
+  verifier's labels exist.
+
+Inputs: --samples (eval responses), --scores (eval_bon's step scores). Params: `analyze_bias`.
+Outputs: --metrics JSON (also the table the report uses).
+Run: python -m stages.analyze_bias --samples data/eval_samples/eval.jsonl --scores data/eval/bon_scores.jsonl --metrics metrics/analyze_bias.json
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from prmlab.io import read_jsonl, write_json
+from prmlab.metrics import aggregate, argmin_position, mean
+from prmlab.params import ParamsError, check, load_params
+from prmlab.records import Response
+from prmlab.tracking import stage_run, summary
+
+
+@dataclass(frozen=True)
+class AnalyzeBiasConfig:
+    bins: int = 5
+
+    def __post_init__(self):
+        check(self.bins >= 2, "analyze_bias.bins must be >= 2")
+
+
+def min_position_stats(rows: list[dict], bins: int) -> dict:
+    """rows: {problem_id, step_scores} of one PRM."""
+    by_problem: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        if r["step_scores"]:
+            by_problem[r["problem_id"]].append(r)
+    last_all, rel_all, last_sel, hist = [], [], [], [0] * bins
+    multi = [r for r in rows if len(r["step_scores"]) > 1]  # one-step responses say nothing about position
+    for r in multi:
+        i, rel = argmin_position(r["step_scores"])
+        last_all.append(float(i == len(r["step_scores"]) - 1))
+        rel_all.append(rel)
+        hist[min(int(rel * bins), bins - 1)] += 1
+    for rs in by_problem.values():
+        vals = [aggregate(r["step_scores"], "product") for r in rs]
+        best = rs[max(range(len(rs)), key=lambda j: (vals[j], -j))]
+        if len(best["step_scores"]) > 1:
+            i, _ = argmin_position(best["step_scores"])
+            last_sel.append(float(i == len(best["step_scores"]) - 1))
+    total = max(sum(hist), 1)
+    return {"min_on_last_step_bon_selected": 100.0 * mean(last_sel), "min_on_last_step_all": 100.0 * mean(last_all),
+            "mean_relative_min_position": mean(rel_all),
+            "relative_position_hist": {f"{b / bins:.1f}-{(b + 1) / bins:.1f}": hist[b] / total for b in range(bins)},
+            "responses": len(multi), "selected": len(last_sel)}
+
+
+def policy_flaws(responses: list[Response]) -> dict:
+    lab = [r for r in responses if r.true_first_error is not None]
+    if not lab:
+        return {}
+    ok = [r for r in lab if r.correct]
+    kinds: dict[str, int] = defaultdict(int)
+    for r in ok:
+        if r.true_first_error != -1:
+            kinds[r.error_kind or "unknown"] += 1
+    return {"accuracy": 100.0 * len(ok) / len(lab),
+            "flawed_among_correct": 100.0 * sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1),
+            "flaw_kinds_among_correct": dict(kinds), "responses": len(lab)}
+
+
+def main() -> None:
+    from stages._common import fail, parse_args
+
+    a = parse_args("bias analysis", samples="eval responses JSONL", scores="eval_bon step scores JSONL", metrics="metrics JSON")
+    try:
+        cfg = load_params("analyze_bias", AnalyzeBiasConfig, a.params)
+    except ParamsError as e:
+        fail("analyze_bias", e)
+    responses = read_jsonl(a.samples, Response)
+    rows = read_jsonl(a.scores)
+    by_prm: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_prm[r["prm"]].append(r)
+    with stage_run("analyze_bias", {"analyze_bias": cfg}, inputs=[a.samples, a.scores]) as run:
+        m = {"prms": {name: min_position_stats(rs, cfg.bins) for name, rs in sorted(by_prm.items())},
+             "policy": policy_flaws(responses)}
+        write_json(a.metrics, m)
+        run.metrics(m)
+        run.artifact(a.metrics)
+    summary("analyze_bias", "min score on the final step (BoN-selected): " + ", ".join(
+        f"{k} {v['min_on_last_step_bon_selected']:.0f}%" for k, v in m["prms"].items())
+        + (f"; policy flawed-among-correct {m['policy']['flawed_among_correct']:.0f}%" if m["policy"] else ""))
+
+
+if __name__ == "__main__":
+    main()

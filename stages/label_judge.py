@@ -1,0 +1,91 @@
+"""Stage label_judge: LLM-as-a-judge names the first wrong step of every sampled response.
+
+The prompt template is `critic` (ProcessBench style, 0-based `<paragraph_i>`, index in \\boxed{})
+or `paper` (the PRM paper's judge, 1-based paragraphs with analyses and a Correct/Incorrect
+conclusion); `template_file` swaps in a user's wording (e.g. the official ProcessBench template)
+with the same placeholders. Answers that cannot be parsed, or name a paragraph that does not
+exist, are recorded as unparsed: counted, excluded from consensus, never read as "correct".
+With n > 1, the judgement is a majority vote over n samples.
+
+Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend).
+Outputs: --out JSONL (JudgeLabel), --metrics JSON (incl. the audit against the toy verifier).
+Run: python -m stages.label_judge --problems data/problems/train.jsonl --samples data/samples/train.jsonl --out data/labels/judge.jsonl --metrics metrics/label_judge.json
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from prmlab.generation import BackendConfig, Sampling
+from prmlab.io import ShardWriter, read_jsonl, write_json
+from prmlab.labeling import audit, judge_labels
+from prmlab.params import ParamsError, check, load_params
+from prmlab.prompts import load_template
+from prmlab.records import JudgeLabel, Problem, Response
+from prmlab.tracking import md5_path, stage_run, summary
+
+
+@dataclass(frozen=True)
+class LabelJudgeConfig:
+    style: Literal["critic", "paper"] = "critic"
+    template_file: str | None = None
+    n: int = 1
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 2048
+    shard_size: int = 128
+    seed: int = 0
+
+    def __post_init__(self):
+        check(self.n >= 1, "label_judge.n must be >= 1")
+        check(self.n == 1 or self.temperature > 0, "label_judge: majority vote (n > 1) needs temperature > 0")
+        check(self.shard_size >= 1, "label_judge.shard_size must be >= 1")
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
+def main() -> None:
+    from stages._common import fail, fingerprint, parse_args, set_threads, sharded
+
+    a = parse_args("LLM-as-a-judge step labels", problems="problems JSONL", samples="responses JSONL",
+                   out="labels JSONL", metrics="metrics JSON")
+    try:
+        cfg = load_params("label_judge", LabelJudgeConfig, a.params)
+        bcfg = load_params("judge", BackendConfig, a.params)
+        template = load_template(cfg.style, cfg.template_file)
+    except (ParamsError, OSError, ValueError) as e:
+        fail("label_judge", e)
+    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
+    responses = read_jsonl(a.samples, Response)
+    set_threads()
+    from prmlab.generation import make_generator
+
+    with stage_run("label_judge", {"label_judge": cfg, "judge": bcfg}, inputs=[a.problems, a.samples]) as run, \
+            make_generator(bcfg) as gen:
+        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples)))
+        shard_no = iter(range(10**9))
+        labels = sharded(responses, cfg.shard_size, writer,
+                         lambda chunk: judge_labels(gen, problems, chunk, template, cfg.style, cfg.sampling(next(shard_no))),
+                         "label_judge", unit="responses", cls=JudgeLabel)
+        writer.finish((len(responses) + cfg.shard_size - 1) // cfg.shard_size)
+        n = max(len(labels), 1)
+        votes = [v for lab in labels for v in lab.votes]
+        m = {"responses": len(labels), "unparsed": sum(not lab.parsed for lab in labels),
+             "unparsed_share": sum(not lab.parsed for lab in labels) / n,
+             "unparsed_votes": sum(v is None for v in votes),
+             "first_error_share": sum(lab.first_error not in (None, -1) for lab in labels) / n}
+        if any(r.true_first_error is not None for r in responses):
+            m["audit"] = audit(responses, {lab.response_id: lab.first_error for lab in labels})
+        write_json(a.metrics, m)
+        run.metrics(m)
+        run.artifact(a.metrics)
+    extra = f", first-error acc vs verifier {m['audit']['first_error_accuracy']:.2f}" if "audit" in m else ""
+    summary("label_judge", f"{len(labels)} responses judged ({cfg.style}, n={cfg.n}), {m['unparsed']} unparsed{extra}")
+
+
+if __name__ == "__main__":
+    main()

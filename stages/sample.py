@@ -1,0 +1,144 @@
+"""Stage sample (and sample_eval): N responses per problem from the policy, split into steps, graded.
+
+Prompted as Qwen2.5-Math-Instruct is (CoT system message, the problem as the user turn, the model's
+chat template). Each response is split on blank lines, its last \\boxed{} extracted and graded
+against the gold answer with math-verify. Responses with no steps or no answer are dropped and
+counted. Where a problem carries a toy solution graph, the exact verifier also records the true
+first wrong step (the toy world's human label).
+
+Inputs: --problems JSONL (Problem). Params: the section named by --section (`sample` or
+`sample_eval`), and `policy` (backend). Outputs: --out JSONL (Response), --metrics JSON.
+Run: python -m stages.sample --section sample --problems data/problems/train.jsonl --out data/samples/train.jsonl --metrics metrics/sample.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+
+from prmlab.generation import BackendConfig, Generator, Sampling
+from prmlab.grading import is_equivalent
+from prmlab.io import ShardWriter, read_jsonl, write_json
+from prmlab.params import ParamsError, check, load_params
+from prmlab.prompts import policy_messages
+from prmlab.records import Problem, Response
+from prmlab.steps import extract_answer, split_steps
+from prmlab.tracking import md5_path, stage_run, summary
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    n: int = 6
+    temperature: float = 0.7
+    top_p: float = 0.8
+    top_k: int = -1
+    max_tokens: int = 1024
+    seed: int = 0
+    max_problems: int = 0  # 0: all
+    shard_size: int = 64  # problems per shard (resumable unit)
+
+    def __post_init__(self):
+        check(self.n >= 1, "n must be >= 1")
+        check(self.max_problems >= 0 and self.shard_size >= 1, "max_problems >= 0 and shard_size >= 1")
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        # Each shard gets its own seed so a resumed run draws what the uninterrupted one would have.
+        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
+def to_response(problem: Problem, rid: str, text: str, num_tokens: int) -> tuple[Response | None, str | None]:
+    """A graded Response, or (None, reason) for one that must be dropped."""
+    steps = split_steps(text)
+    if not steps:
+        return None, "no_steps"
+    answer = extract_answer(text)
+    if answer is None:
+        return None, "no_answer"
+    fe = kind = None
+    if "nodes" in problem.meta:  # toy world: exact labels
+        from prmlab.toy.world import verify
+
+        v = verify(problem, steps)
+        fe, kind = v.first_error, v.kind
+    return Response(problem_id=problem.id, response_id=rid, steps=steps, answer=answer,
+                    correct=is_equivalent(problem.gold_answer, answer), true_first_error=fe, error_kind=kind,
+                    num_tokens=num_tokens), None
+
+
+def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig, shard: int = 0) -> tuple[list[Response], dict]:
+    outs = gen.chat([policy_messages(p.question) for p in problems], cfg.sampling(shard))
+    rows, dropped = [], {"no_steps": 0, "no_answer": 0}
+    for p, comps in zip(problems, outs):
+        for j, c in enumerate(comps):
+            r, why = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens)
+            if r is None:
+                dropped[why] += 1
+            else:
+                rows.append(r)
+    return rows, dropped
+
+
+def summarize(responses: list[Response], problems: int, cfg: SampleConfig) -> dict:
+    n = len(responses)
+    m = {"problems": problems, "generated": problems * cfg.n, "kept": n,
+         "dropped": problems * cfg.n - n,
+         "accuracy": sum(r.correct for r in responses) / n if n else 0.0,
+         "mean_steps": sum(len(r.steps) for r in responses) / n if n else 0.0,
+         "generated_tokens": sum(r.num_tokens for r in responses)}
+    labelled = [r for r in responses if r.true_first_error is not None]
+    if labelled:
+        ok = [r for r in labelled if r.correct]
+        m["error_free_share"] = sum(r.true_first_error == -1 for r in labelled) / len(labelled)
+        m["flawed_among_correct"] = sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1)
+    return m
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description="sample N responses per problem from the policy")
+    ap.add_argument("--section", default="sample")
+    ap.add_argument("--problems", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--metrics", required=True)
+    ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
+    a = ap.parse_args()
+    from stages._common import fail, fingerprint, set_threads, sharded
+
+    try:
+        cfg = load_params(a.section, SampleConfig, a.params)
+        bcfg = load_params("policy", BackendConfig, a.params)
+    except ParamsError as e:
+        fail(a.section, e)
+    problems = read_jsonl(a.problems, Problem)
+    if cfg.max_problems:
+        problems = problems[: cfg.max_problems]
+    bad = [p.id for p in problems if not p.gold_answer]
+    problems = [p for p in problems if p.gold_answer]
+    set_threads()
+    from prmlab.generation import make_generator
+
+    with stage_run(a.section, {"sample": cfg, "policy": bcfg}, inputs=[a.problems]) as run, make_generator(bcfg) as gen:
+        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems)))
+        dropped_total = {"no_steps": 0, "no_answer": 0}
+        shard_no = iter(range(10**9))
+
+        def work(chunk):
+            rows, dropped = sample_responses(gen, chunk, cfg, next(shard_no))
+            for k, v in dropped.items():
+                dropped_total[k] += v
+            return rows
+
+        responses = sharded(problems, cfg.shard_size, writer, work, a.section, unit="problems", cls=Response)
+        writer.finish((len(problems) + cfg.shard_size - 1) // cfg.shard_size)
+        m = summarize(responses, len(problems), cfg)
+        m.update({f"dropped_{k}": v for k, v in dropped_total.items()}, problems_without_gold=len(bad))
+        write_json(a.metrics, m)
+        run.metrics(m)
+        run.artifact(a.metrics)
+    summary(a.section, f"{m['kept']} responses kept of {m['generated']} from {len(problems)} problems "
+            f"(accuracy {m['accuracy']:.2f}, {m['dropped']} dropped, {len(bad)} problems without gold skipped)")
+
+
+if __name__ == "__main__":
+    main()
