@@ -73,7 +73,7 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
     args = TrainingArguments(
         output_dir=os.path.join(out, ".trainer"), per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
-        warmup_ratio=cfg.warmup_ratio, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
+        warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
         logging_steps=5, save_strategy="no", report_to=[], bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(),
         dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True,
     )

@@ -145,13 +145,16 @@ class TransformersGenerator(Generator):
         # Sort by length so batches pad little; results go back to their original slots.
         order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
         torch.manual_seed(sampling.seed)
-        bs = max(1, self.cfg.batch_size // sampling.n)
+        # Greedy decoding is deterministic: decode once, repeat n times (HF refuses n > 1 without sampling).
+        reps = sampling.n if sampling.temperature == 0 else 1
+        n_seq = sampling.n // reps
+        bs = max(1, self.cfg.batch_size // n_seq)
         eos = [tok.eos_token_id] + ([tok.pad_token_id] if tok.pad_token_id is not None else [])
         for b0 in range(0, len(order), bs):
             idx = order[b0 : b0 + bs]
             enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
             max_new = max(1, min(sampling.max_tokens, self.cfg.max_model_len - enc.input_ids.shape[1]))
-            kw = dict(max_new_tokens=max_new, num_return_sequences=sampling.n, pad_token_id=tok.pad_token_id, eos_token_id=eos)
+            kw = dict(max_new_tokens=max_new, num_return_sequences=n_seq, pad_token_id=tok.pad_token_id, eos_token_id=eos)
             if sampling.temperature > 0:
                 kw.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k if sampling.top_k > 0 else 0)
             else:
@@ -166,7 +169,7 @@ class TransformersGenerator(Generator):
                 n_tok = next((j for j, t in enumerate(ids) if t in eos), len(ids))
                 n_tok_incl = min(n_tok + 1, len(ids))  # the EOS token is generated too
                 text = _cut_at_stop(tok.decode(ids[:n_tok], skip_special_tokens=True), sampling.stop)
-                out[idx[r // sampling.n]].append(Completion(text, n_tok_incl))
+                out[idx[r // n_seq]].extend([Completion(text, n_tok_incl)] * reps)
         return out
 
 

@@ -124,8 +124,9 @@ def collate(features: list[dict], pad_id: int) -> dict:
         n = len(f["input_ids"])
         out["input_ids"][i, :n] = torch.tensor(f["input_ids"])
         out["attention_mask"][i, :n] = 1
-        out["labels"][i, :n] = torch.tensor(f["labels"])
-        out["soft_targets"][i, :n] = torch.tensor(f["soft_targets"], dtype=torch.float)
+        if f.get("labels"):  # scoring batches carry no labels
+            out["labels"][i, :n] = torch.tensor(f["labels"])
+            out["soft_targets"][i, :n] = torch.tensor(f["soft_targets"], dtype=torch.float)
     return out
 
 
@@ -178,7 +179,7 @@ class TransformersScorer(Scorer):
         pad = self.tok.pad_token_id
         for b in range(0, len(order), self.batch_size):
             idx = order[b : b + self.batch_size]
-            batch = collate([{"input_ids": encs[i].input_ids, "labels": [], "soft_targets": []} for i in idx], pad)
+            batch = collate([{"input_ids": encs[i].input_ids} for i in idx], pad)
             logits = self.model(input_ids=batch["input_ids"].to(self.device),
                                 attention_mask=batch["attention_mask"].to(self.device)).logits
             probs = logits.float().softmax(-1)[..., 1].cpu()

@@ -31,7 +31,7 @@ NAMES = ["Ava", "Ben", "Cal", "Dee", "Eli", "Fay", "Gus", "Ivy", "Jon", "Kim", "
 ITEMS = ["apples", "pens", "coins", "cards", "books", "shells", "stamps", "beads", "eggs", "rocks"]
 OPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b}
 FLAW_KINDS = ("slip", "operand", "skip", "compensate", "answer")
-MAX_VALUE = 40
+MAX_VALUE = 25
 
 _EQ = re.compile(r"(-?\d+)\s*([+\-*/x×])\s*(-?\d+)\s*=\s*(-?\d+)")
 

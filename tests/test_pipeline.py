@@ -1,0 +1,268 @@
+"""End to end on a real DVC repo in a temp folder: the Prefect flow runs every stage (tiny params),
+then DVC sees nothing to do, MLflow holds every stage's run under the flow's, and the report exists.
+Also: bad input, a killed-and-resumed label_mc, real ProcessBench text, and a scheduled run on a
+real local Prefect server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.slow
+
+TINY = {
+    "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16, "policy_corpus": 300, "judge_corpus": 150, "vocab_size": 400,
+            "policy_steps": 40, "judge_steps": 10, "batch_size": 16, "eval_problems": 8,
+            "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128},
+            "judge": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
+    "sample": {"n": 3, "max_tokens": 80},
+    "sample_eval": {"n": 4, "max_tokens": 80},
+    "label_mc": {"k": 2, "max_tokens": 60, "shard_size": 8},
+    "label_judge": {"max_tokens": 24},
+    "train_prm": {"epochs": 1.0, "batch_size": 8, "max_length": 512, "lr": 0.001},
+    "build_processbench": {"n": 2, "max_items": 8, "max_tokens": 80},
+    "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
+    "eval_bon": {"max_length": 1024},
+}
+
+
+def run(cmd, cwd, env=None, check=True, timeout=900):
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **(env or {})}
+    p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{cmd} failed ({p.returncode}):\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    return p
+
+
+def tiny_params(src: Path) -> dict:
+    params = yaml.safe_load(src.read_text())
+    for sec, over in TINY.items():
+        for k, v in over.items():
+            if isinstance(v, dict):
+                params[sec][k] = {**params[sec].get(k, {}), **v}
+            else:
+                params[sec][k] = v
+    return params
+
+
+@pytest.fixture(scope="session")
+def project(tmp_path_factory):
+    d = tmp_path_factory.mktemp("project")
+    for name in ("src", "stages", "flows"):
+        shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
+        shutil.copy(ROOT / name, d / name)
+    (d / "params.yaml").write_text(yaml.safe_dump(tiny_params(ROOT / "params.yaml"), sort_keys=False))
+    run(["git", "init", "-q"], d)
+    run(["git", "config", "user.email", "t@example.com"], d)
+    run(["git", "config", "user.name", "t"], d)
+    run(["dvc", "init", "-q"], d)
+    run(["dvc", "config", "core.analytics", "false"], d)
+    run(["git", "add", "-A"], d)
+    run(["git", "commit", "-qm", "init"], d)
+    return d
+
+
+@pytest.fixture(scope="session")
+def ran(project):
+    """The whole study through the Prefect flow (a Prefect test harness server), once per session."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    from flows.pipeline import STAGES, pipeline
+
+    old = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{BIN}{os.pathsep}{old}"
+    os.environ.pop("MLFLOW_TRACKING_URI", None)
+    try:
+        with prefect_test_harness(server_startup_timeout=120):
+            done = pipeline(project_dir=str(project))
+    finally:
+        os.environ["PATH"] = old
+    assert done == STAGES
+    return project
+
+
+def test_flow_ran_every_stage_and_wrote_the_report(ran):
+    report = (ran / "reports" / "report.md").read_text()
+    for heading in ("ProcessBench (like Table 7)", "Best-of-N (like Table 6)", "Findings", "Label quality"):
+        assert heading in report
+    assert len(list((ran / "reports" / "figures").glob("*.png"))) >= 3
+    for src in ("mc_hard", "mc_soft", "judge", "consensus", "oracle"):
+        assert (ran / "models" / "prm" / src / "model.safetensors").exists()
+    pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
+    assert {"prm/oracle", "prm/consensus", "critic/judge"} <= set(pb["models"])
+
+
+def test_dvc_second_repro_is_a_noop_and_metrics_show(ran):
+    out = run(["dvc", "repro"], ran).stdout
+    assert "Running stage" not in out, out
+    st = run(["dvc", "status", "--json"], ran).stdout
+    assert json.loads(st) == {}
+    metrics = json.loads(run(["dvc", "metrics", "show", "--json"], ran).stdout)
+    files = {f for ws in metrics.values() for f in ws.get("data", {})}
+    assert {"metrics/bootstrap.json", "metrics/eval_bon.json", "metrics/eval_processbench.json"} <= files
+
+
+def test_changing_a_param_reruns_only_what_depends_on_it(ran):
+    p = ran / "params.yaml"
+    text = p.read_text()
+    params = yaml.safe_load(text)
+    params["eval_bon"]["aggregations"] = ["product", "min"]
+    p.write_text(yaml.safe_dump(params, sort_keys=False))
+    try:
+        out = run(["dvc", "repro", "--dry"], ran).stdout
+        assert "Running stage 'eval_bon'" in out
+        for s in ("bootstrap", "sample", "label_mc", "train_prm@oracle", "eval_processbench"):
+            assert f"Running stage '{s}'" not in out, out
+    finally:
+        p.write_text(text)
+
+
+def test_mlflow_logged_every_stage_under_the_flow_run(ran):
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
+    exp = client.get_experiment_by_name("prmlab")
+    runs = client.search_runs([exp.experiment_id], max_results=500)
+    parent = [r for r in runs if r.data.tags.get("prmlab.stage") == "pipeline"]
+    assert len(parent) == 1
+    children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
+    names = {r.info.run_name for r in children}
+    expected = {"bootstrap", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
+                "eval_processbench", "eval_bon", "analyze_bias", "report"} | {f"train_prm@{s}" for s in
+                                                                             ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
+    assert expected <= names, expected - names
+    for r in children:
+        assert r.info.status == "FINISHED"
+        assert r.data.tags.get("git_commit")
+        if r.info.run_name != "report":
+            assert r.data.metrics, r.info.run_name
+        assert client.list_artifacts(r.info.run_id), r.info.run_name
+    mc = next(r for r in children if r.info.run_name == "label_mc")
+    assert mc.data.params["label_mc.k"] == "2" and "audit/first_error_accuracy" in mc.data.metrics
+    assert any(k.startswith("dep.") for k in mc.data.tags)
+
+
+def test_bad_inputs_give_clear_errors(ran, tmp_path):
+    bad = tmp_path / "samples.jsonl"
+    good = (ran / "data" / "samples" / "train.jsonl").read_text().splitlines()
+    bad.write_text(good[0] + "\n{not json\n")
+    p = run([sys.executable, "-m", "stages.label_mc", "--problems", "data/problems/train.jsonl", "--samples", str(bad),
+             "--out", str(tmp_path / "mc.jsonl"), "--metrics", str(tmp_path / "m.json")], ran, check=False)
+    assert p.returncode != 0 and f"{bad}:2: malformed JSON" in p.stderr
+    params = tmp_path / "params.yaml"
+    params.write_text((ran / "params.yaml").read_text().replace("  k: 2", "  kk: 2", 1))
+    p = run([sys.executable, "-m", "stages.label_mc", "--params", str(params), "--problems", "data/problems/train.jsonl",
+             "--samples", "data/samples/train.jsonl", "--out", str(tmp_path / "mc.jsonl"), "--metrics", str(tmp_path / "m.json")],
+            ran, check=False)
+    assert p.returncode == 2 and "unknown key 'label_mc.kk' (did you mean 'label_mc.k'?)" in p.stderr
+    assert not (tmp_path / "mc.jsonl").exists()
+
+
+def test_killed_label_mc_resumes_without_duplicates(ran, tmp_path):
+    params = tiny_params(ran / "params.yaml")
+    params["label_mc"]["shard_size"] = 1
+    pf = tmp_path / "params.yaml"
+    pf.write_text(yaml.safe_dump(params))
+    out = tmp_path / "mc.jsonl"
+    cmd = [sys.executable, "-m", "stages.label_mc", "--params", str(pf), "--problems", "data/problems/train.jsonl",
+           "--samples", "data/samples/train.jsonl", "--out", str(out), "--metrics", str(tmp_path / "m.json")]
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'ml.db'}"}
+    proc = subprocess.Popen(cmd, cwd=ran, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    shards = tmp_path / "mc.jsonl.shards"
+    deadline = time.time() + 300
+    while time.time() < deadline and len(list(shards.glob("shard-*.jsonl"))) < 2 and proc.poll() is None:
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait()
+    if out.exists():
+        pytest.skip("label_mc finished before it could be killed")
+    done_before = len(list(shards.glob("shard-*.jsonl")))
+    assert done_before >= 2
+    p = run(cmd, ran, env=env)
+    assert "resumed:" in p.stderr
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    samples = [json.loads(x) for x in (ran / "data" / "samples" / "train.jsonl").read_text().splitlines()]
+    assert [r["response_id"] for r in rows] == [s["response_id"] for s in samples]
+
+
+@pytest.mark.realdata
+def test_eval_processbench_on_real_text(ran, tmp_path):
+    from conftest import need_data
+
+    root = need_data("processbench")
+    params = tiny_params(ran / "params.yaml")
+    params["eval_processbench"].update(data=str(root), subsets=["gsm8k", "math", "olympiadbench", "omnimath"],
+                                       threshold_subset="gsm8k", max_items=3, max_length=4096, critic_max_tokens=16)
+    pf = tmp_path / "params.yaml"
+    pf.write_text(yaml.safe_dump(params))
+    m = tmp_path / "pb.json"
+    run([sys.executable, "-m", "stages.eval_processbench", "--params", str(pf), "--prm", "oracle=models/prm/oracle",
+         "--metrics", str(m), "--scores", str(tmp_path / "s.jsonl")], ran,
+        env={"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'ml.db'}"})
+    res = json.loads(m.read_text())
+    assert res["items"] == {"gsm8k": 3, "math": 3, "olympiadbench": 3, "omnimath": 3}
+    for model in ("prm/oracle", "critic/judge"):
+        t = res["models"][model].get("tuned", res["models"][model])
+        assert 0 <= t["average_f1"] <= 100 and set(t) >= {"gsm8k", "math", "olympiadbench", "omnimath"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path):
+    import httpx
+
+    port = free_port()
+    api = f"http://127.0.0.1:{port}/api"
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PREFECT_HOME": str(tmp_path / "prefect"),
+           "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_API_URL": api}
+    env.pop("MLFLOW_TRACKING_URI", None)
+    server = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+                              env=env, stdout=open(tmp_path / "server.log", "w"), stderr=subprocess.STDOUT)
+    serve = None
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(1)
+        else:
+            raise AssertionError((tmp_path / "server.log").read_text()[-3000:])
+        serve = subprocess.Popen([sys.executable, "-m", "flows.serve", "--name", "test-schedule", "--interval", "5",
+                                  "--project-dir", str(ran), "--stages", "report"], cwd=ROOT, env=env,
+                                 stdout=open(tmp_path / "serve.log", "w"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 240
+        completed = []
+        while time.time() < deadline and not completed:
+            time.sleep(2)
+            r = httpx.post(f"{api}/flow_runs/filter", json={"flow_runs": {"state": {"type": {"any_": ["COMPLETED"]}}}}, timeout=10)
+            completed = [fr for fr in r.json() if fr.get("deployment_id")]
+            assert serve.poll() is None, (tmp_path / "serve.log").read_text()[-3000:]
+        assert completed, (tmp_path / "serve.log").read_text()[-3000:]
+        dep = httpx.get(f"{api}/deployments/{completed[0]['deployment_id']}", timeout=10).json()
+        assert dep["name"] == "test-schedule" and dep["schedules"]
+    finally:
+        for p in (serve, server):
+            if p is not None:
+                p.terminate()
+                try:
+                    p.wait(30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
