@@ -161,6 +161,10 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
     if points:
         plots.bon_vs_processbench(points).savefig(figdir / "bon_vs_processbench.png", dpi=110)
         md += ["![BoN vs ProcessBench](figures/bon_vs_processbench.png)", ""]
+    untrained = [p.stem for p in sorted((mdir / "train_prm").glob("*.json")) if read_json(p).get("trained") is False]
+    if untrained:
+        md += [f"**Untrained PRMs** (their label source produced no examples; their rows above are meaningless): "
+               f"{', '.join(untrained)}.", ""]
     md += ["## Findings: the paper's claims and ours", "",
            table(["claim", "paper", "ours", "verdict"],
                  findings(pb_f1, {k: v for k, v in bon_avg.items()}, bias, cons, gap)), ""]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -97,6 +98,15 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
 
 
+def untrained(base: str, out: str) -> dict:
+    from prmlab.prm import init_from_policy, prepare_tokenizer
+
+    tok = prepare_tokenizer(base)
+    init_from_policy(base, tok).save_pretrained(out)
+    tok.save_pretrained(out)
+    return {"examples": 0, "optimizer_steps": 0, "train_loss": None, "seconds": 0.0, "loss": "none"}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="train a PRM on one label source")
     ap.add_argument("--source", required=True)
@@ -115,18 +125,24 @@ def main() -> None:
     examples = read_jsonl(a.train, PRMExample)
     if cfg.max_examples:
         examples = examples[: cfg.max_examples]
-    if not examples:
-        fail("train_prm", ValueError(f"{a.train}: no training examples for source '{a.source}'"))
     set_threads()
     with stage_run(f"train_prm@{a.source}", {"train_prm": cfg, "source": a.source, "base": base},
                    inputs=[a.train], tags={"prmlab.source": a.source}) as run:
-        m = train(examples, base, a.out, cfg, soft=a.source == "mc_soft", run=run)
+        if examples:
+            m = train(examples, base, a.out, cfg, soft=a.source == "mc_soft", run=run)
+        else:
+            # E.g. consensus kept nothing. Saving the untrained model keeps a sweep going; metrics,
+            # the MLflow run and the report all say plainly that this PRM was never trained.
+            print(f"[train_prm@{a.source}] WARNING: {a.train} has no examples; saving the UNTRAINED initial PRM",
+                  file=sys.stderr)
+            m = untrained(base, a.out)
+        m["trained"] = bool(examples)
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)
         run.tag("checkpoint", os.path.abspath(a.out))
         run.artifact(os.path.join(a.out, "config.json"), "checkpoint")
-    summary(f"train_prm@{a.source}", f"{m['examples']} examples, {m['optimizer_steps']} steps, loss {m['train_loss']:.3f} "
+    summary(f"train_prm@{a.source}", ("NOT TRAINED (no examples), " if not examples else "") + f"{m['examples']} examples, {m['optimizer_steps']} steps, loss {m['train_loss'] or 0:.3f} "
             f"({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
 
 
