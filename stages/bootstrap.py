@@ -25,7 +25,14 @@ from prmlab.io import write_json, write_jsonl
 from prmlab.params import ParamsError, check, load_params, read_params
 from prmlab.records import Problem
 from prmlab.toy.lm import ModelDims
-from prmlab.toy.world import FLAW_KINDS, canonical_solution, make_flawed, make_problems, sample_flaw_kind, verify
+from prmlab.toy.world import (
+    FLAW_KINDS,
+    canonical_solution,
+    make_flawed,
+    make_problems,
+    sample_flaw_kind,
+    verify,
+)
 from prmlab.tracking import summary
 
 SPLITS = ("train", "eval", "processbench")

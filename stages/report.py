@@ -131,7 +131,7 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
         res = bonm["results"]
         base = res["baselines"]["average"]
         n = bonm["n"]
-        rows = [["maj@%d" % n, base["maj"], "-"], ["pass@%d" % n, base["pass"], "-"]]
+        rows = [[f"maj@{n}", base["maj"], "-"], [f"pass@{n}", base["pass"], "-"]]
         for name, t in res.items():
             if name == "baselines":
                 continue

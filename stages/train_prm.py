@@ -18,6 +18,7 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from prmlab.generation import BackendConfig
@@ -141,7 +142,9 @@ def main() -> None:
         run.metrics(m)
         run.artifact(a.metrics)
         run.tag("checkpoint", os.path.abspath(a.out))
-        run.artifact(os.path.join(a.out, "config.json"), "checkpoint")
+        # Small checkpoints (the toy PRMs) go to MLflow whole; large ones by path (DVC tracks them).
+        size = sum(p.stat().st_size for p in Path(a.out).rglob("*") if p.is_file())
+        run.artifact(a.out if size < 200 * 2**20 else os.path.join(a.out, "config.json"), "checkpoint")
     summary(f"train_prm@{a.source}", ("NOT TRAINED (no examples), " if not examples else "") + f"{m['examples']} examples, {m['optimizer_steps']} steps, loss {m['train_loss'] or 0:.3f} "
             f"({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
 

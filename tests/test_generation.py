@@ -6,9 +6,9 @@ import time
 import pytest
 
 from prmlab.generation import BackendConfig, GenerationError, Sampling, make_generator
+from prmlab.io import read_jsonl
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem
-from prmlab.io import read_jsonl
 
 
 def prompts(toy, n=6):

@@ -3,8 +3,18 @@ from pathlib import Path
 
 import pytest
 
-from prmlab.metrics import (aggregate, argmin_position, best_threshold, first_below, harmonic, maj_at_k,
-                            majority_index, pass_at_k, processbench_scores, rm_at_k)
+from prmlab.metrics import (
+    aggregate,
+    argmin_position,
+    best_threshold,
+    first_below,
+    harmonic,
+    maj_at_k,
+    majority_index,
+    pass_at_k,
+    processbench_scores,
+    rm_at_k,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -1,4 +1,11 @@
-from prmlab.prompts import judge_messages, judge_target, load_template, majority, parse_judgement, tag_paragraphs
+from prmlab.prompts import (
+    judge_messages,
+    judge_target,
+    load_template,
+    majority,
+    parse_judgement,
+    tag_paragraphs,
+)
 
 
 def test_critic_parsing_is_zero_based_and_never_guesses():
