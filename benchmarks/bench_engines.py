@@ -15,7 +15,6 @@ Writes JSON (--out) that benchmarks/write_report.py turns into reports/benchmark
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 
@@ -40,6 +39,8 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/engines.json")
     a = ap.parse_args()
 
+    import random
+
     from prmlab.generation import BackendConfig, Sampling, make_generator
     from prmlab.io import read_jsonl, write_json
     from prmlab.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
@@ -47,7 +48,6 @@ def main() -> None:
     from prmlab.prompts import policy_messages
     from prmlab.records import Problem, Response
     from prmlab.toy.world import canonical_steps, make_flawed, verify
-    import random
 
     probs = read_jsonl(a.problems, Problem)[: a.n_prompts]
     pmap = {p.id: p for p in probs}
@@ -78,7 +78,7 @@ def main() -> None:
             if backend == "vllm_no_prefix_cache":
                 continue
             st = MCStats()
-            t, ex = median_time(lambda: mc_exhaustive(gen, pmap, rs, sp, 0.0, st), a.repeats)
+            t, ex = median_time(lambda st=st: mc_exhaustive(gen, pmap, rs, sp, 0.0, st), a.repeats)
             res[f"{backend}_mc_stage_tokens_per_s"] = st.generated_tokens / a.repeats / t
             res[f"{backend}_mc_stage_overhead_ratio"] = res[f"{backend}_mc_stage_tokens_per_s"] / res[f"{backend}_mc_raw_tokens_per_s"]
             bst = MCStats()

@@ -83,7 +83,29 @@ class GenerationError(RuntimeError):
     pass
 
 
-class Generator:
+class Closing:
+    """`with` support for anything holding an engine: `__exit__` calls `close()`."""
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def shutdown_vllm(llm) -> None:
+    """Stop a vLLM engine's worker process now rather than at interpreter exit."""
+    if llm is not None:
+        try:
+            llm.llm_engine.engine_core.shutdown()
+        except Exception:
+            pass
+
+
+class Generator(Closing):
     """Base class: subclasses implement `generate` on raw text; `chat` renders and delegates."""
 
     tokenizer = None
@@ -96,15 +118,6 @@ class Generator:
 
     def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
         return self.generate([self.render(c) for c in conversations], sampling)
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def _cut_at_stop(text: str, stop: list[str]) -> str:
@@ -217,13 +230,8 @@ class VLLMGenerator(Generator):
         return [[Completion(o.text, len(o.token_ids)) for o in r.outputs] for r in results]
 
     def close(self) -> None:
-        llm = getattr(self, "llm", None)
-        if llm is not None:
-            try:
-                llm.llm_engine.engine_core.shutdown()
-            except Exception:
-                pass
-            self.llm = None
+        shutdown_vllm(getattr(self, "llm", None))
+        self.llm = None
 
 
 class OpenAIGenerator(Generator):

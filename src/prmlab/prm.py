@@ -25,6 +25,7 @@ from torch import nn
 from transformers import Qwen2Config, Qwen2Model, Qwen2PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
+from prmlab.generation import Closing, shutdown_vllm
 from prmlab.prompts import policy_messages
 
 STEP_TOKEN = "<extra_0>"
@@ -147,20 +148,11 @@ def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
 # ------------------------------------------------------------------------------------------ scorers
 
 
-class Scorer:
+class Scorer(Closing):
     truncated_items = 0
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
         raise NotImplementedError
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 class TransformersScorer(Scorer):
@@ -216,13 +208,8 @@ class VLLMScorer(Scorer):
         return res
 
     def close(self) -> None:
-        llm = getattr(self, "llm", None)
-        if llm is not None:
-            try:
-                llm.llm_engine.engine_core.shutdown()
-            except Exception:
-                pass
-            self.llm = None
+        shutdown_vllm(getattr(self, "llm", None))
+        self.llm = None
 
 
 def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32") -> Scorer:
