@@ -28,7 +28,10 @@ def set_threads() -> None:
 
 
 def sharded(items: list, shard_size: int, writer, work, desc: str, unit: str = "items", cls=None) -> list:
-    """Run `work(chunk) -> records` over shards, skipping shards a killed run already finished.
+    """Run `work(shard_index, chunk) -> records` over shards, skipping shards a killed run finished.
+
+    The shard index (not a count of shards run) seeds each shard, so a resumed run draws exactly
+    what an uninterrupted one would have.
 
     Returns every record in input order; `writer` is a prmlab.io.ShardWriter (call its finish()).
     """
@@ -43,7 +46,7 @@ def sharded(items: list, shard_size: int, writer, work, desc: str, unit: str = "
             recs = writer.read(i, cls)
             resumed += 1
         else:
-            recs = work(chunk)
+            recs = work(i, chunk)
             writer.write(i, recs)
         out.extend(recs)
         prog.update(len(chunk))

@@ -67,9 +67,8 @@ def main() -> None:
     with stage_run("label_judge", {"label_judge": cfg, "judge": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
         writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples)))
-        shard_no = iter(range(10**9))
         labels = sharded(responses, cfg.shard_size, writer,
-                         lambda chunk: judge_labels(gen, problems, chunk, template, cfg.style, cfg.sampling(next(shard_no))),
+                         lambda i, chunk: judge_labels(gen, problems, chunk, template, cfg.style, cfg.sampling(i)),
                          "label_judge", unit="responses", cls=JudgeLabel)
         writer.finish((len(responses) + cfg.shard_size - 1) // cfg.shard_size)
         n = max(len(labels), 1)

@@ -78,9 +78,8 @@ def main() -> None:
     with stage_run("label_mc", {"label_mc": cfg, "policy": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
         writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), md5_path(a.samples)))
-        shard_no = iter(range(10**9))
         labels = sharded(responses, cfg.shard_size, writer,
-                         lambda chunk: label_responses(gen, problems, chunk, cfg, stats, next(shard_no)),
+                         lambda i, chunk: label_responses(gen, problems, chunk, cfg, stats, i),
                          "label_mc", unit="responses", cls=MCLabel)
         writer.finish((len(responses) + cfg.shard_size - 1) // cfg.shard_size)
         seconds = time.monotonic() - t0

@@ -121,10 +121,8 @@ def main() -> None:
     with stage_run(a.section, {"sample": cfg, "policy": bcfg}, inputs=[a.problems]) as run, make_generator(bcfg) as gen:
         writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems)))
         dropped_total = {"no_steps": 0, "no_answer": 0}
-        shard_no = iter(range(10**9))
-
-        def work(chunk):
-            rows, dropped = sample_responses(gen, chunk, cfg, next(shard_no))
+        def work(i, chunk):
+            rows, dropped = sample_responses(gen, chunk, cfg, i)
             for k, v in dropped.items():
                 dropped_total[k] += v
             return rows

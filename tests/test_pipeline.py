@@ -195,6 +195,10 @@ def test_killed_label_mc_resumes_without_duplicates(ran, tmp_path):
     rows = [json.loads(x) for x in out.read_text().splitlines()]
     samples = [json.loads(x) for x in (ran / "data" / "samples" / "train.jsonl").read_text().splitlines()]
     assert [r["response_id"] for r in rows] == [s["response_id"] for s in samples]
+    # The resumed labels are exactly what an uninterrupted run draws (shards are seeded by index).
+    fresh = tmp_path / "fresh.jsonl"
+    run([*cmd[:-4], "--out", str(fresh), "--metrics", str(tmp_path / "m2.json")], ran, env=env)
+    assert out.read_text() == fresh.read_text()
 
 
 @pytest.mark.realdata
