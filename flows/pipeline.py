@@ -55,7 +55,7 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     """Run the study's stages in order; every stage's MLflow run nests under this flow's run."""
     import mlflow
 
-    from prmlab.tracking import _ensure_experiment, git_commit, tracking_uri
+    from prmlab.tracking import ensure_experiment, git_commit, tracking_uri
 
     project = Path(project_dir).resolve()
     stages = stages or STAGES
@@ -66,14 +66,9 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     uri = tracking_uri()
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):
         uri = f"sqlite:///{project / uri[len('sqlite:///'):]}"
-    os.environ["MLFLOW_TRACKING_URI"] = uri
+    os.environ["MLFLOW_TRACKING_URI"] = uri  # absolute now, so the stages and this process share one store
     mlflow.set_tracking_uri(uri)
-    cwd = os.getcwd()
-    os.chdir(project)
-    try:
-        _ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
-    finally:
-        os.chdir(cwd)
+    ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     done = []
     with mlflow.start_run(run_name="pipeline", tags={"prmlab.stage": "pipeline", "git_commit": git_commit()}) as run:
         mlflow.log_param("stages", ",".join(stages))

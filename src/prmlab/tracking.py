@@ -106,7 +106,7 @@ class StageRun:
         self._mlflow.set_tag(key, str(value))
 
 
-def _ensure_experiment(mlflow, name: str) -> None:
+def ensure_experiment(mlflow, name: str) -> None:
     if mlflow.get_experiment_by_name(name) is None:
         uri = tracking_uri()
         loc = None
@@ -127,7 +127,7 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
-    _ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
+    ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID") or None
     all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": git_commit(), **(tags or {})}
     for p in inputs:
