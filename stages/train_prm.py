@@ -145,8 +145,11 @@ def main() -> None:
         # Small checkpoints (the toy PRMs) go to MLflow whole; large ones by path (DVC tracks them).
         size = sum(p.stat().st_size for p in Path(a.out).rglob("*") if p.is_file())
         run.artifact(a.out if size < 200 * 2**20 else os.path.join(a.out, "config.json"), "checkpoint")
-    summary(f"train_prm@{a.source}", ("NOT TRAINED (no examples), " if not examples else "") + f"{m['examples']} examples, {m['optimizer_steps']} steps, loss {m['train_loss'] or 0:.3f} "
-            f"({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
+    if examples:
+        summary(f"train_prm@{a.source}", f"{m['examples']} examples, {m['optimizer_steps']} steps, "
+                f"loss {m['train_loss']:.3f} ({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
+    else:
+        summary(f"train_prm@{a.source}", f"NOT TRAINED: {a.train} has no examples; saved the initial PRM -> {a.out}")
 
 
 if __name__ == "__main__":
