@@ -48,15 +48,26 @@ class TrainPRMConfig:
         check(self.max_length >= 16, "train_prm.max_length must be >= 16")
 
 
+def init_prm(base: str, seed: int):
+    """Tokenizer and PRM from the policy. Seeded first: the new score head is drawn here, before
+    the Trainer seeds anything, so without this two runs with the same params differ."""
+    from transformers import set_seed
+
+    from prmlab.prm import init_from_policy, prepare_tokenizer
+
+    set_seed(seed)
+    tok = prepare_tokenizer(base)
+    return tok, init_from_policy(base, tok)
+
+
 def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool, run=None) -> dict:
     import datasets
     import torch
     from transformers import Trainer, TrainingArguments
 
-    from prmlab.prm import collate, init_from_policy, prepare_tokenizer, prm_loss, training_features
+    from prmlab.prm import collate, prm_loss, training_features
 
-    tok = prepare_tokenizer(base)
-    model = init_from_policy(base, tok)
+    tok, model = init_prm(base, cfg.seed)
     # datasets only at the training boundary
     ds = datasets.Dataset.from_list([e.to_dict() for e in examples])
     ds = ds.map(lambda ex: training_features(tok, ex, cfg.max_length, soft), remove_columns=ds.column_names)
@@ -99,11 +110,9 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
 
 
-def untrained(base: str, out: str) -> dict:
-    from prmlab.prm import init_from_policy, prepare_tokenizer
-
-    tok = prepare_tokenizer(base)
-    init_from_policy(base, tok).save_pretrained(out)
+def untrained(base: str, out: str, seed: int) -> dict:
+    tok, model = init_prm(base, seed)
+    model.save_pretrained(out)
     tok.save_pretrained(out)
     return {"examples": 0, "optimizer_steps": 0, "train_loss": None, "seconds": 0.0, "loss": "none"}
 
@@ -136,7 +145,7 @@ def main() -> None:
             # the MLflow run and the report all say plainly that this PRM was never trained.
             print(f"[train_prm@{a.source}] WARNING: {a.train} has no examples; saving the UNTRAINED initial PRM",
                   file=sys.stderr)
-            m = untrained(base, a.out)
+            m = untrained(base, a.out, cfg.seed)
         m["trained"] = bool(examples)
         write_json(a.metrics, m)
         run.metrics(m)

@@ -92,3 +92,15 @@ def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
     assert [len(s) for s in got] == [len(s) for s in ref]
     diff = max(abs(a - b) for s, t in zip(ref, got) for a, b in zip(s, t))
     assert diff < 1e-4, diff
+
+
+def test_training_is_deterministic_for_a_seed(toy, tmp_path):
+    """The new score head is drawn before the Trainer seeds; train_prm seeds it first."""
+    from stages.train_prm import TrainPRMConfig, train
+
+    ex, cfg = examples(toy, 12), TrainPRMConfig(lr=3e-3, epochs=1, batch_size=4, max_length=512)
+    a = train(ex, toy["policy"], str(tmp_path / "a"), cfg, soft=False)
+    b = train(ex, toy["policy"], str(tmp_path / "b"), cfg, soft=False)
+    assert a["train_loss"] == b["train_loss"]
+    items = [(e.prompt, e.completions) for e in ex]
+    assert TransformersScorer(str(tmp_path / "a")).score(items) == TransformersScorer(str(tmp_path / "b")).score(items)
