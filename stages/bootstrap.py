@@ -3,8 +3,10 @@
 Toy profile (`toy.enabled: true`): generate the synthetic arithmetic problems (train / eval /
 processbench splits), build the byte-level tokenizer, train a tiny Qwen2 policy (on canonical
 solutions mixed with a share of flawed ones, so it errs like an LLM, including right answers
-reached through wrong steps) and a tiny judge (on synthetic flawed solutions in the judge prompt
-format, never on the policy's own outputs), then measure both with the exact verifier.
+reached through wrong steps) and a tiny judge, then measure both with the exact verifier. The judge
+starts from the trained policy's weights, as a real judge starts from a pretrained base that can
+already do arithmetic, and is fine-tuned on synthetic flawed solutions in the judge prompt format
+(never on the policy's own outputs).
 
 Real profile (`toy.enabled: false`): only writes the problem files from the benchmark files named
 in `real`; models are hub names in params and nothing is trained here.
@@ -50,24 +52,26 @@ class ToyConfig:
     vocab_size: int = 512
     flawed_share: float = 0.3
     flaw_mix: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in FLAW_KINDS})
-    policy: ModelDims = ModelDims()
-    judge: ModelDims = ModelDims()
+    policy: ModelDims = ModelDims()  # the judge is fine-tuned from the policy, so it shares these
     policy_corpus: int = 4000
     judge_corpus: int = 3000
     judge_flawed_share: float = 0.6
-    policy_steps: int = 600
-    judge_steps: int = 400
-    batch_size: int = 64
-    lr: float = 0.003
+    # The judge sees mostly slips: that is what the policy gets wrong.
+    judge_flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.7, "operand": 0.1, "skip": 0.1, "answer": 0.1})
+    policy_steps: int = 2000
+    judge_steps: int = 600
+    batch_size: int = 8
+    lr: float = 0.002
     eval_problems: int = 100
     eval_temperature: float = 0.7
 
     def __post_init__(self):
         check(2 <= self.min_steps <= self.max_steps <= 8, "toy.min_steps..max_steps must be within 2..8")
         check(0 <= self.flawed_share < 1 and 0 <= self.judge_flawed_share < 1, "toy: flawed shares must be in [0, 1)")
-        unknown = set(self.flaw_mix) - set(FLAW_KINDS)
-        check(not unknown, f"toy.flaw_mix: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
-        check(all(v >= 0 for v in self.flaw_mix.values()) and sum(self.flaw_mix.values()) > 0, "toy.flaw_mix: weights must be >= 0, not all 0")
+        for name, mix in (("flaw_mix", self.flaw_mix), ("judge_flaw_mix", self.judge_flaw_mix)):
+            unknown = set(mix) - set(FLAW_KINDS)
+            check(not unknown, f"toy.{name}: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
+            check(all(v >= 0 for v in mix.values()) and sum(mix.values()) > 0, f"toy.{name}: weights must be >= 0, not all 0")
         for n in ("n_train", "n_eval", "n_processbench", "policy_corpus", "judge_corpus", "batch_size", "eval_problems"):
             check(getattr(self, n) > 0, f"toy.{n} must be > 0")
         check(self.vocab_size >= 300, "toy.vocab_size must be >= 300 (256 bytes + specials + merges)")
@@ -117,7 +121,7 @@ def judge_pairs(cfg: ToyConfig, problems: list[Problem], style: str, template: s
     pairs = []
     for p in problems:
         if rng.random() < cfg.judge_flawed_share:
-            steps, _ = make_flawed(rng, p, sample_flaw_kind(rng, cfg.flaw_mix))
+            steps, _ = make_flawed(rng, p, sample_flaw_kind(rng, cfg.judge_flaw_mix))
         else:
             steps = canonical_solution(p).split("\n\n")
         fe = verify(p, steps).first_error  # the label is always the verifier's, never the generator's claim
@@ -177,14 +181,17 @@ def run_toy(cfg: ToyConfig, judge: JudgeStyle, problems_dir: Path, models_dir: P
     tok = build_tokenizer(corpus, cfg.vocab_size)
     render_chat = lambda msgs: tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)  # noqa: E731
     metrics: dict = {}
-    for name, dims, steps, pairs_fn in (
-        ("policy", cfg.policy, cfg.policy_steps,
+    model = new_qwen2(tok, cfg.policy, cfg.seed)
+    for name, steps, pairs_fn in (
+        ("policy", cfg.policy_steps,
          lambda: policy_pairs(cfg, probs["policy_corpus"], lambda q: render_chat(policy_messages(q)))),
-        ("judge", cfg.judge, cfg.judge_steps,
+        # Same model object: the judge continues from the policy's weights.
+        ("judge", cfg.judge_steps,
          lambda: judge_pairs(cfg, probs["judge_corpus"], judge.style, template, render_chat)),
     ):
         t = time.monotonic()
-        model = new_qwen2(tok, dims, cfg.seed)
+        # Small batches, many steps: at a fixed CPU budget the tiny LM learns arithmetic from the
+        # number of updates (batch 64 x 300 steps: 11% policy accuracy; batch 8 x 2000: 66-72%).
         losses = train_lm(model, tok, pairs_fn(), steps=steps, batch_size=cfg.batch_size, lr=cfg.lr,
                           seed=cfg.seed, max_len=768, desc=f"bootstrap:{name}")
         out = models_dir / name
@@ -197,7 +204,7 @@ def run_toy(cfg: ToyConfig, judge: JudgeStyle, problems_dir: Path, models_dir: P
             for i, loss in enumerate(losses):
                 if i % 10 == 0 or i == len(losses) - 1:
                     run.metrics({f"{name}_loss": loss}, step=i)
-        del model
+    del model
     torch.manual_seed(cfg.seed)
     metrics.update(measure(models_dir / "policy", models_dir / "judge", probs["heldout"], cfg, judge.style, template))
     metrics["seconds"] = time.monotonic() - t0

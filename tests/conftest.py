@@ -24,7 +24,7 @@ def tiny_toy_config():
     dims = ModelDims(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128,
                      max_position_embeddings=8192)
     return ToyConfig(n_train=6, n_eval=4, n_processbench=12, policy_corpus=300, judge_corpus=150, vocab_size=400,
-                     policy=dims, judge=dims, policy_steps=40, judge_steps=10, batch_size=16, eval_problems=8)
+                     policy=dims, policy_steps=40, judge_steps=10, batch_size=16, eval_problems=8)
 
 
 @pytest.fixture(scope="session")

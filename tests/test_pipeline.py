@@ -24,8 +24,7 @@ pytestmark = pytest.mark.slow
 TINY = {
     "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16, "policy_corpus": 300, "judge_corpus": 150, "vocab_size": 400,
             "policy_steps": 300, "judge_steps": 80, "batch_size": 16, "eval_problems": 8, "lr": 0.006,
-            "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128},
-            "judge": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
+            "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
     "sample": {"n": 3, "max_tokens": 80},
     "sample_eval": {"n": 4, "max_tokens": 80},
     "label_mc": {"k": 2, "max_tokens": 60, "shard_size": 8},
