@@ -81,8 +81,11 @@ def findings(pb: dict[str, float], bon: dict[str, dict], bias: dict, cons: dict,
                  f"policy: {fmt(flawed)}% of correct answers flawed; BoN minus process-verified BoN: {fmt(verified_gap)} pts",
                  verdict(ok)])
     last = {k: v["min_on_last_step_bon_selected"] for k, v in bias.get("prms", {}).items()}
-    ok = None if "mc_hard" not in last or "oracle" not in last else last["mc_hard"] > last["oracle"]
-    rows.append(["MC-trained PRMs put the lowest score on the final step more often", "17.5% (PRM-7B) vs >40% (MC PRMs), Fig. 8",
+    # The paper's reference (PRM-7B) is trained on consensus-filtered labels; the oracle PRM is the toy's
+    # human-label stand-in. The claim holds only if the MC PRM sits above both.
+    refs = [last[k] for k in ("consensus", "oracle") if k in last]
+    ok = None if "mc_hard" not in last or not refs else last["mc_hard"] > max(refs)
+    rows.append(["MC-trained PRMs put the lowest score on the final step more often", "17.5% (PRM-7B, consensus-trained) vs >40% (MC PRMs), Fig. 8",
                  ", ".join(f"{k} {v:.0f}%" for k, v in last.items()) or "n/a", verdict(ok)])
     ok = None if None in (f("mc_hard"), f("mc_soft")) else f("mc_hard") >= f("mc_soft")
     rows.append(["Hard labels beat soft labels", "hard > soft after filtering", f"F1 mc_hard {fmt(f('mc_hard'))} vs mc_soft {fmt(f('mc_soft'))}", verdict(ok)])
