@@ -269,3 +269,28 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path):
                     p.wait(30)
                 except subprocess.TimeoutExpired:
                     p.kill()
+
+
+def test_dvc_exp_sweep_reruns_only_what_the_param_touches(ran):
+    """The README's sweep command: `dvc exp run -S` on a committed study reruns only the stages
+    downstream of the param and records the experiment with its params and metrics."""
+    run(["git", "add", "-A"], ran)  # what a user commits after a repro: dvc.lock, metrics, reports
+    run(["git", "commit", "-qm", "the study"], ran)
+    try:
+        out = run(["dvc", "exp", "run", "-n", "two-aggs", "-S", "eval_bon.aggregations=[product,min]"], ran).stdout
+        assert "Running stage 'eval_bon'" in out and "Running stage 'report'" in out, out
+        for s in ("bootstrap", "sample", "label_mc", "label_judge", "train_prm@oracle", "eval_processbench"):
+            assert f"Running stage '{s}'" not in out, out
+        shown = json.loads(run(["dvc", "exp", "show", "--json"], ran).stdout)
+        revs = [r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name") == "two-aggs"]
+        assert len(revs) == 1, shown
+        data = revs[0]["data"]
+        assert data["params"]["params.yaml"]["data"]["eval_bon"]["aggregations"] == ["product", "min"]
+        bon = data["metrics"]["metrics/eval_bon.json"]["data"]["results"]["oracle"]["average"]
+        assert "prm_min" in bon and "prm_product" in bon and "prm_last" not in bon, bon
+    finally:
+        # Back to the committed baseline, as a user would after looking at the experiment.
+        run(["git", "checkout", "HEAD", "--", "."], ran)
+        run(["dvc", "checkout", "--force"], ran)
+    assert json.loads(run(["dvc", "status", "--json"], ran).stdout) == {}
+    assert "prm_last" in (ran / "metrics" / "eval_bon.json").read_text()
