@@ -104,6 +104,10 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", ""]
     if boot:
         md += ["## The world", "", table(["metric", "value"], [[k, v] for k, v in sorted(boot.items()) if isinstance(v, int | float)]), ""]
+        jacc, jbase = boot.get("judge_first_error_accuracy"), boot.get("judge_baseline_always_none")
+        if jacc is not None and jbase is not None and jacc < jbase + 0.05:
+            md += [f"**Weak judge.** Its first-error accuracy ({jacc:.2f}) is not clearly above always answering -1 ({jbase:.2f}): "
+                   "the judge and consensus labels, and every finding below built on them, come from a judge that finds few errors.", ""]
     if sample:
         md += ["## Data synthesis", "",
                f"Sampled {sample.get('kept')} responses ({fmt(100 * sample.get('accuracy', 0))}% correct); "
