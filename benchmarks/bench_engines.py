@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out", default="reports/benchmarks/engines.json")
     a = ap.parse_args()
+    if a.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {a.repeats}")
 
     import random
 

@@ -63,6 +63,10 @@ def main() -> None:
     ap.add_argument("--noop-repeats", type=int, default=3)
     ap.add_argument("--keep", help="copy the last clone here afterwards (its outputs, dvc.lock and MLflow store)")
     a = ap.parse_args()
+    if a.repeats < 1:
+        ap.error(f"--repeats must be >= 1, got {a.repeats}")
+    if a.noop_repeats < 1:
+        ap.error(f"--noop-repeats must be >= 1, got {a.noop_repeats}")
     repo = Path(a.repo).resolve()
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
