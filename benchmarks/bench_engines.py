@@ -18,6 +18,8 @@ import argparse
 import statistics
 import time
 
+from benchmarks import positive_int
+
 
 def median_time(fn, repeats: int) -> tuple[float, object]:
     times, out = [], None
@@ -35,11 +37,9 @@ def main() -> None:
     ap.add_argument("--problems", default="data/problems/processbench.jsonl")
     ap.add_argument("--n-prompts", type=int, default=64)
     ap.add_argument("--k", type=int, default=8)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--out", default="reports/benchmarks/engines.json")
     a = ap.parse_args()
-    if a.repeats < 1:
-        ap.error(f"--repeats must be >= 1, got {a.repeats}")
 
     import random
 

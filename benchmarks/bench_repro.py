@@ -27,6 +27,8 @@ from pathlib import Path
 
 import psutil
 
+from benchmarks import positive_int
+
 
 def run_tree(cmd: list[str], cwd: Path, env: dict) -> tuple[int, float, float, str]:
     """Run cmd; return (exit code, wall seconds, peak summed RSS of its process tree in GiB, output tail)."""
@@ -59,14 +61,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="reports/benchmarks/repro.json")
     ap.add_argument("--repo", default=".")
-    ap.add_argument("--repeats", type=int, default=1, help="full clean-clone repros to take the median of")
-    ap.add_argument("--noop-repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=positive_int, default=1, help="full clean-clone repros to take the median of")
+    ap.add_argument("--noop-repeats", type=positive_int, default=3)
     ap.add_argument("--keep", help="copy the last clone here afterwards (its outputs, dvc.lock and MLflow store)")
     a = ap.parse_args()
-    if a.repeats < 1:
-        ap.error(f"--repeats must be >= 1, got {a.repeats}")
-    if a.noop_repeats < 1:
-        ap.error(f"--noop-repeats must be >= 1, got {a.noop_repeats}")
     repo = Path(a.repo).resolve()
     bindir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}"}
