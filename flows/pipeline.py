@@ -18,10 +18,26 @@ import subprocess
 import sys
 from pathlib import Path
 
-from prefect import flow, get_run_logger, task
+# Before prefect is imported (it reads settings then): its state and the temporary server's database
+# stay inside the project, and its server listens on 127.0.0.1 only, unless the user says otherwise.
+os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parents[1] / ".prefect"))
+os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
 
-STAGES = ["bootstrap", "sample", "label_mc", "label_judge", "consensus", "train_prm", "build_processbench",
-          "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
+from prefect import flow, get_run_logger, task  # noqa: E402
+
+# dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
+# bootstrap and build_processbench exist in the toy profile only, inputs in the real one (params `profile`).
+STAGES = ["bootstrap", "inputs", "sample", "label_mc", "label_judge", "consensus", "prm_data", "train_prm",
+          "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
+ONLY = {"bootstrap": "toy", "build_processbench": "toy", "inputs": "real"}
+
+
+def profile_stages(project_dir: str | Path = ".") -> list[str]:
+    """The stage groups the project's params.yaml profile has, in order."""
+    from prmlab.params import ProfileConfig, load_params
+
+    name = load_params("profile", ProfileConfig, Path(project_dir) / "params.yaml").name
+    return [s for s in STAGES if ONLY.get(s, name) == name]
 
 
 def _dvc() -> str:
@@ -58,10 +74,11 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     from prmlab.tracking import ensure_experiment, git_commit, tracking_uri
 
     project = Path(project_dir).resolve()
-    stages = stages or STAGES
-    unknown = [s for s in stages if s.split("@")[0] not in STAGES]
+    known = profile_stages(project)
+    stages = stages or known
+    unknown = [s for s in stages if s.split("@")[0] not in known]
     if unknown:
-        raise ValueError(f"unknown stage(s) {unknown}; known: {STAGES}")
+        raise ValueError(f"unknown stage(s) {unknown} for this profile; known: {known}")
     # The SQLite store is relative to the project, as the stages see it.
     uri = tracking_uri()
     if uri.startswith("sqlite:///") and not uri.startswith("sqlite:////"):

@@ -21,6 +21,19 @@ def fail(stage: str, err: Exception) -> None:
     sys.exit(2)
 
 
+def run_main(stage: str, main) -> None:
+    """Run a stage's `main()`: bad params or data (ParamsError, DataError: messages that name the key,
+    or the file, line and field) end as one line `[stage] error: ...` and exit 2, never a traceback.
+    Other exceptions are bugs or environment failures and keep their traceback."""
+    from prmlab.io import DataError
+    from prmlab.params import ParamsError
+
+    try:
+        main()
+    except (ParamsError, DataError) as e:
+        fail(stage, e)
+
+
 def set_threads() -> None:
     import torch
 
@@ -60,3 +73,25 @@ def fingerprint(*parts) -> str:
     import json
 
     return hashlib.md5(json.dumps([str(p) for p in parts]).encode()).hexdigest()
+
+
+def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict[str, str]) -> dict[str, str]:
+    """name -> folder or hub name of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
+    `train_prm.sources`, then params' `reference_prms`, then `--prm name=path` flags."""
+    from pathlib import Path
+
+    from prmlab.params import ParamsError, read_params
+
+    out: dict[str, str] = {}
+    if prm_dir:
+        sources = read_params(params_path).get("train_prm", {}).get("sources") or []
+        out |= {s: str(Path(prm_dir) / s) for s in sources}
+    out |= reference
+    for p in cli:
+        name, sep, path = p.partition("=")
+        if not sep or not name or not path:
+            raise ParamsError(f"--prm {p!r}: expected name=path (a PRM folder or hub name), e.g. --prm qwen=Qwen/Qwen2.5-Math-PRM-7B")
+        out[name] = path
+    if not out:
+        raise ParamsError("no PRM to evaluate: give --prm-dir (with train_prm.sources), reference_prms or --prm name=path")
+    return out

@@ -33,15 +33,20 @@ class AnalyzeBiasConfig:
 
 
 def min_position_stats(rows: list[dict], bins: int) -> dict:
-    """rows: {problem_id, step_scores} of one PRM."""
+    """rows: {problem_id, step_scores} of one PRM.
+
+    A minimum shared by two or more steps counts as the earliest of them (`argmin_position`), so a tie
+    never adds to the final-step share; `tie_share` (percent of the multi-step responses) says how often
+    that rule decided. Ties are exact float equality: a PRM that saturates (1.0, 0.0) ties often."""
     by_problem: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         if r["step_scores"]:
             by_problem[r["problem_id"]].append(r)
-    last_all, rel_all, last_sel, hist = [], [], [], [0] * bins
+    last_all, rel_all, last_sel, hist, tied = [], [], [], [0] * bins, []
     multi = [r for r in rows if len(r["step_scores"]) > 1]  # one-step responses say nothing about position
     for r in multi:
         i, rel = argmin_position(r["step_scores"])
+        tied.append(float(r["step_scores"].count(r["step_scores"][i]) > 1))
         last_all.append(float(i == len(r["step_scores"]) - 1))
         rel_all.append(rel)
         hist[min(int(rel * bins), bins - 1)] += 1
@@ -53,9 +58,31 @@ def min_position_stats(rows: list[dict], bins: int) -> dict:
             last_sel.append(float(i == len(best["step_scores"]) - 1))
     total = max(sum(hist), 1)
     return {"min_on_last_step_bon_selected": 100.0 * mean(last_sel), "min_on_last_step_all": 100.0 * mean(last_all),
-            "mean_relative_min_position": mean(rel_all),
+            "mean_relative_min_position": mean(rel_all), "tie_share": 100.0 * mean(tied),
             "relative_position_hist": {f"{b / bins:.1f}-{(b + 1) / bins:.1f}": hist[b] / total for b in range(bins)},
             "responses": len(multi), "selected": len(last_sel)}
+
+
+def read_scores(path: str) -> list[dict]:
+    """eval_bon's score rows, checked: a NaN or an infinite score would silently move the argmin
+    (NaN compares false with everything), and a value outside [0, 1] is not a PRM's probability."""
+    import math
+
+    from prmlab.io import DataError, read_jsonl_lines
+
+    rows = []
+    for ln, r in read_jsonl_lines(path):
+        for k in ("prm", "problem_id", "response_id"):
+            if not isinstance(r.get(k), str):
+                raise DataError(f"{path}:{ln}: field '{k}': expected a string, got {r.get(k)!r:.60}")
+        sc = r.get("step_scores")
+        if not isinstance(sc, list):
+            raise DataError(f"{path}:{ln}: field 'step_scores': expected a list of probabilities, got {sc!r:.60}")
+        for i, v in enumerate(sc):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
+                raise DataError(f"{path}:{ln}: field 'step_scores[{i}]': {v!r} is not a probability in [0, 1]")
+        rows.append(r)
+    return rows
 
 
 def policy_flaws(responses: list[Response]) -> dict:
@@ -81,7 +108,7 @@ def main() -> None:
     except ParamsError as e:
         fail("analyze_bias", e)
     responses = read_jsonl(a.samples, Response)
-    rows = read_jsonl(a.scores)
+    rows = read_scores(a.scores)
     by_prm: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         by_prm[r["prm"]].append(r)
@@ -97,4 +124,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("analyze_bias", main)

@@ -1,19 +1,17 @@
-"""Stage bootstrap: the world the study runs in.
+"""Stage bootstrap@toy (toy profile only): the synthetic world the study runs in, and its models.
 
-Toy profile (`toy.enabled: true`): generate the synthetic arithmetic problems (train / eval /
-processbench splits), build the byte-level tokenizer, train a tiny Qwen2 policy (on canonical
-solutions mixed with a share of flawed ones, so it errs like an LLM, including right answers
-reached through wrong steps) and a tiny judge, then measure both with the exact verifier. The judge
-starts from the trained policy's weights, as a real judge starts from a pretrained base that can
-already do arithmetic, and is fine-tuned on synthetic flawed solutions in the judge prompt format
-(never on the policy's own outputs).
+Generate the synthetic arithmetic problems (train / eval / processbench splits), build the
+byte-level tokenizer, train a tiny Qwen2 policy (on canonical solutions mixed with a share of
+flawed ones, so it errs like an LLM, including right answers reached through wrong steps) and a
+tiny judge, then measure both with the exact verifier. The judge starts from the trained policy's
+weights, as a real judge starts from a pretrained base that can already do arithmetic, and is
+fine-tuned on synthetic flawed solutions in the judge prompt format (never on the policy's own
+outputs). The real profile's counterpart is stages/inputs.py (nothing is trained there).
 
-Real profile (`toy.enabled: false`): only writes the problem files from the benchmark files named
-in `real`; models are hub names in params and nothing is trained here.
-
-Inputs: params `toy`, `real`, `label_judge.style`, `label_judge.template_file`.
-Outputs: --problems-dir/{train,eval,processbench}.jsonl, --models-dir/{policy,judge}/, --metrics.
-Run: python -m stages.bootstrap --problems-dir data/problems --models-dir models --metrics metrics/bootstrap.json
+Inputs: params `toy`, `label_judge.style`, `label_judge.template_file`.
+Outputs: --problems-dir/{train,eval,processbench}.jsonl, --models-dir/{policy,judge}/,
+--manifests/{policy,judge}.json (what later stages depend on, see prmlab.manifest), --metrics.
+Run: python -m stages.bootstrap --problems-dir data/problems --models-dir models --manifests data/models --metrics metrics/bootstrap.json
 """
 
 from __future__ import annotations
@@ -24,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prmlab.io import write_json, write_jsonl
+from prmlab.manifest import write_manifests
 from prmlab.params import ParamsError, check, load_params, read_params
 from prmlab.records import Problem
 from prmlab.toy.lm import ModelDims
@@ -42,7 +41,6 @@ SPLITS = ("train", "eval", "processbench")
 
 @dataclass(frozen=True)
 class ToyConfig:
-    enabled: bool = True
     seed: int = 0
     n_train: int = 150
     n_eval: int = 64
@@ -75,15 +73,6 @@ class ToyConfig:
         for n in ("n_train", "n_eval", "n_processbench", "policy_corpus", "judge_corpus", "batch_size", "eval_problems"):
             check(getattr(self, n) > 0, f"toy.{n} must be > 0")
         check(self.vocab_size >= 300, "toy.vocab_size must be >= 300 (256 bytes + specials + merges)")
-
-
-@dataclass(frozen=True)
-class RealConfig:
-    """Problem files for the real profile: `name: path` of benchmark files (see prmlab.data)."""
-
-    train: dict[str, str] = field(default_factory=dict)
-    eval: dict[str, str] = field(default_factory=dict)
-    max_per_benchmark: int = 0  # 0: all
 
 
 @dataclass(frozen=True)
@@ -211,29 +200,13 @@ def run_toy(cfg: ToyConfig, judge: JudgeStyle, problems_dir: Path, models_dir: P
     return metrics
 
 
-def run_real(real: RealConfig, problems_dir: Path) -> dict:
-    from prmlab.data import load_benchmark
-
-    counts = {}
-    for split, files in (("train", real.train), ("eval", real.eval)):
-        rows: list[Problem] = []
-        for name, path in files.items():
-            got = load_benchmark(name, path)
-            rows += got[: real.max_per_benchmark] if real.max_per_benchmark else got
-        write_jsonl(problems_dir / f"{split}.jsonl", rows)
-        counts[f"{split}_problems"] = len(rows)
-    write_jsonl(problems_dir / "processbench.jsonl", [])  # real ProcessBench is read by eval_processbench
-    return counts
-
-
 def main() -> None:
     from stages._common import fail, parse_args, set_threads
 
     a = parse_args(__doc__.splitlines()[0], problems_dir="folder for problem files", models_dir="folder for models",
-                   metrics="metrics JSON")
+                   manifests="folder for the models' manifests", metrics="metrics JSON")
     try:
         cfg = load_params("toy", ToyConfig, a.params)
-        real = load_params("real", RealConfig, a.params)
         # Only the judge's prompt style is needed here; label_judge validates its whole section.
         ljd = read_params(a.params).get("label_judge", {})
         judge = JudgeStyle(style=ljd.get("style", "critic"), template_file=ljd.get("template_file"))
@@ -243,21 +216,18 @@ def main() -> None:
 
     set_threads()
     Path(a.models_dir).mkdir(parents=True, exist_ok=True)
-    with stage_run("bootstrap", {"toy": cfg, "real": real, "judge_style": judge}) as run:
-        if cfg.enabled:
-            m = run_toy(cfg, judge, Path(a.problems_dir), Path(a.models_dir), run)
-        else:
-            m = run_real(real, Path(a.problems_dir))
+    with stage_run("bootstrap", {"toy": cfg, "judge_style": judge}) as run:
+        m = run_toy(cfg, judge, Path(a.problems_dir), Path(a.models_dir), run)
+        write_manifests(a.manifests, {role: str(Path(a.models_dir) / role) for role in ("policy", "judge")})
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)
-    if cfg.enabled:
-        summary("bootstrap", f"policy acc {m['policy_accuracy']:.2f} (flawed-correct {m['policy_flawed_correct_share']:.2f}), "
-                f"judge acc {m['judge_first_error_accuracy']:.2f} vs always -1 {m['judge_baseline_always_none']:.2f}, "
-                f"{m['seconds']:.0f}s")
-    else:
-        summary("bootstrap", f"wrote {m} problems from real benchmarks")
+    summary("bootstrap", f"policy acc {m['policy_accuracy']:.2f} (flawed-correct {m['policy_flawed_correct_share']:.2f}), "
+            f"judge acc {m['judge_first_error_accuracy']:.2f} vs always -1 {m['judge_baseline_always_none']:.2f}, "
+            f"{m['seconds']:.0f}s")
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("bootstrap", main)

@@ -1,12 +1,14 @@
-"""Stage build_processbench: a toy ProcessBench built the way the real one was.
+"""Stage build_processbench@toy (toy profile only): a toy ProcessBench built the way the real one was.
 
 Held-out problems, several policy responses each, labelled by the exact verifier (the earliest
 wrong step, -1 if none), balanced between responses with a wrong and a correct final answer. So,
 like the real benchmark, it holds correct answers reached through flawed steps.
 
 Inputs: --problems (held-out split). Params: `build_processbench`, `policy`.
-Outputs: --out JSONL (ProcessBenchItem, subset "toy"), --metrics JSON.
-Run: python -m stages.build_processbench --problems data/problems/processbench.jsonl --out data/processbench/toy.jsonl --metrics metrics/build_processbench.json
+Outputs: --out JSONL (ProcessBenchItem), --metrics JSON. The items are split by problem into subset
+`toy_tune` (a `tune_share` of them: eval_processbench tunes the PRM threshold there, as ProcessBench
+does on GSM8K) and subset `toy` (held out: the F1 the report headlines).
+Run: python -m stages.build_processbench --problems data/problems/processbench.jsonl --out data/processbench/items.jsonl --metrics metrics/build_processbench.json
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from prmlab.generation import BackendConfig, Sampling
+from prmlab.generation import BackendConfig, Sampling, check_sampling
+from prmlab.grading import to_response
 from prmlab.io import read_jsonl, write_json, write_jsonl
 from prmlab.params import ParamsError, check, load_params
+from prmlab.preflight import check_backend
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem, ProcessBenchItem, Response
 from prmlab.tracking import stage_run, summary
-from stages.sample import to_response
 
 
 @dataclass(frozen=True)
@@ -31,14 +34,21 @@ class BuildPBConfig:
     max_tokens: int = 160
     seed: int = 2
     max_items: int = 200
+    tune_share: float = 0.5  # items in subset toy_tune (threshold tuning); the rest are subset toy (reported)
 
     def __post_init__(self):
         check(self.n >= 1 and self.max_items >= 2, "build_processbench: n >= 1, max_items >= 2")
+        check(0 <= self.tune_share < 1, "build_processbench.tune_share must be in [0, 1)")
+        check_sampling("build_processbench", lambda: Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p,
+                                                              max_tokens=self.max_tokens, seed=self.seed))
 
 
-def balance(problems: dict[str, Problem], responses: list[Response], max_items: int, seed: int) -> list[ProcessBenchItem]:
-    """At most one response per problem, half with a wrong final answer and half with a right one."""
+def balance(problems: dict[str, Problem], responses: list[Response], max_items: int, seed: int,
+            tune_share: float = 0.0) -> list[ProcessBenchItem]:
+    """At most one response per problem, half with a wrong final answer and half with a right one;
+    a `tune_share` of each half goes to subset toy_tune, the rest to subset toy."""
     rng = random.Random(seed)
+    responses = list(responses)  # shuffle a copy: the caller's list keeps its order
     rng.shuffle(responses)
     wrong, right, seen = [], [], set()
     for r in responses:
@@ -47,10 +57,14 @@ def balance(problems: dict[str, Problem], responses: list[Response], max_items: 
         (right if r.correct else wrong).append(r)
         seen.add(r.problem_id)
     k = min(len(wrong), len(right), max_items // 2)
+    n_tune = round(k * tune_share)
+    # Both halves split the same way, so tuning and reporting subsets are balanced alike.
+    subset = {r.response_id: ("toy_tune" if i < n_tune else "toy") for half in (wrong[:k], right[:k])
+              for i, r in enumerate(half)}
     picked = wrong[:k] + right[:k]
     return [ProcessBenchItem(id=r.response_id, generator="toy-policy", problem=problems[r.problem_id].question,
-                             steps=r.steps, final_answer_correct=r.correct, label=r.true_first_error, subset="toy",
-                             gold_answer=problems[r.problem_id].gold_answer)
+                             steps=r.steps, final_answer_correct=r.correct, label=r.true_first_error,
+                             subset=subset[r.response_id], gold_answer=problems[r.problem_id].gold_answer)
             for r in sorted(picked, key=lambda r: r.response_id)]
 
 
@@ -61,6 +75,7 @@ def main() -> None:
     try:
         cfg = load_params("build_processbench", BuildPBConfig, a.params)
         bcfg = load_params("policy", BackendConfig, a.params)
+        check_backend("policy", bcfg)  # before any model loads
     except ParamsError as e:
         fail("build_processbench", e)
     problems = read_jsonl(a.problems, Problem)
@@ -78,7 +93,7 @@ def main() -> None:
                     r, _ = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens)
                     if r is not None:
                         responses.append(r)
-        items = balance({p.id: p for p in problems}, responses, cfg.max_items, cfg.seed)
+        items = balance({p.id: p for p in problems}, responses, cfg.max_items, cfg.seed, cfg.tune_share)
         write_jsonl(a.out, items)
         m = {"items": len(items), "error_items": sum(i.label != -1 for i in items),
              "correct_answer_flawed_items": sum(i.final_answer_correct and i.label != -1 for i in items),
@@ -91,4 +106,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("build_processbench", main)

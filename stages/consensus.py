@@ -1,21 +1,26 @@
-"""Stage consensus: keep a sample only where MC and the judge agree on the first error; write the
-PRM training sets of every label source in TRL's stepwise format, and the label-quality audit.
+"""Stages consensus and prm_data@<source>: keep a sample only where MC and the judge agree on the
+first error; write each label source's PRM training set in TRL's stepwise format, and the audit.
 
 Sources: `mc_hard`, `mc_soft` (hard labels plus the MC value, for a regression loss), `judge`,
 `consensus` (MC first error == judge first error; "no error" agreeing counts), and, where the
 verifier's labels exist (toy world), `oracle`, the analogue of the paper's human-labelled PRM800K.
 
-Inputs: --problems, --samples, --mc, --judge. Params: none.
-Outputs: --out-dir/<source>.jsonl (PRMExample), --metrics JSON, --audit-table JSON (for the report).
-Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --out-dir data/prm_train --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
+Two DVC stages run this module. `consensus` writes the agreement counts and the label-quality
+audit (--metrics, --audit-table). `prm_data@<source>`, one per entry of `train_prm.sources`, writes
+that source's training set (--source, --out): one file per source, so a PRM retrains only when its
+own set changes. (`oracle` needs the verifier's labels, so only the toy world has it.)
+
+Inputs: --problems, --samples, --mc, --judge. Params: `train_prm.sources`.
+Outputs: --metrics JSON and --audit-table JSON, or --out JSONL (PRMExample) for --source.
+Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
+     python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --source judge --out data/prm_train/judge.jsonl
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from prmlab.io import read_jsonl, write_json, write_jsonl
-from prmlab.labeling import audit, build_training_sets
+from prmlab.io import DataError, read_jsonl, read_jsonl_lines, write_json, write_jsonl
+from prmlab.labeling import SOURCES, audit, build_training_sets
+from prmlab.params import ParamsError, read_params
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response
 from prmlab.tracking import stage_run, summary
 
@@ -30,23 +35,66 @@ def audit_table(responses: list[Response], mc: dict[str, MCLabel], judge: dict[s
     return {"mc": audit(responses, mc_fe), "judge": audit(responses, j_fe), "consensus": audit(kept, mc_fe)}
 
 
+def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> dict:
+    """Labels by response id, each checked against its response: it must exist, and a first error or a
+    label list must fit its steps (a judge's `first_error: 99` on 3 steps would else build an example
+    with 100 labels). Raises DataError naming the labels file, line and field."""
+    steps = {r.response_id: len(r.steps) for r in responses}
+    out = {}
+    for ln, lab in read_jsonl_lines(path, cls):
+        n = steps.get(lab.response_id)
+        if n is None:
+            raise DataError(f"{path}:{ln}: field 'response_id': {lab.response_id!r} is not a response in {samples}")
+        if lab.first_error is not None and lab.first_error >= n:
+            raise DataError(f"{path}:{ln}: field 'first_error': {lab.first_error} outside -1..{n - 1} "
+                            f"(response {lab.response_id} has {n} steps)")
+        if isinstance(lab, MCLabel) and len(lab.hard) > n:
+            raise DataError(f"{path}:{ln}: field 'hard': {len(lab.hard)} labels for a response of {n} steps")
+        out[lab.response_id] = lab
+    return out
+
+
 def main() -> None:
-    from stages._common import parse_args
+    from stages._common import fail, parse_args
 
     a = parse_args("consensus filtering and PRM training sets", problems="problems JSONL", samples="responses JSONL",
-                   mc="MC labels JSONL", judge="judge labels JSONL", out_dir="folder for <source>.jsonl",
-                   metrics="metrics JSON", audit_table="audit table JSON")
-    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
-    responses = read_jsonl(a.samples, Response)
-    mc = {lab.response_id: lab for lab in read_jsonl(a.mc, MCLabel)}
-    judge = {lab.response_id: lab for lab in read_jsonl(a.judge, JudgeLabel)}
-    with_oracle = any(r.true_first_error is not None for r in responses)
-    with stage_run("consensus", {"with_oracle": with_oracle}, inputs=[a.samples, a.mc, a.judge]) as run:
-        sets, counts = build_training_sets(problems, responses, mc, judge, with_oracle)
-        for source, rows in sets.items():
-            write_jsonl(Path(a.out_dir) / f"{source}.jsonl", rows)
-            counts[f"examples_{source}"] = len(rows)
-            counts[f"negative_share_{source}"] = sum(0 in ex.labels for ex in rows) / max(len(rows), 1)
+                   mc="MC labels JSONL", judge="judge labels JSONL", source="?one label source: write its training set",
+                   out="?its training set JSONL", metrics="?metrics JSON", audit_table="?audit table JSON")
+    try:
+        if not ((a.source and a.out) or (a.metrics and a.audit_table)):
+            raise ParamsError("give --source and --out (one training set) or --metrics and --audit-table (the audit)")
+        # The one key of `train_prm` this stage reads (train_prm validates the section as a whole).
+        sources = read_params(a.params).get("train_prm", {}).get("sources")
+        if not isinstance(sources, list) or not set(sources) <= set(SOURCES):
+            raise ParamsError(f"train_prm.sources: expected a list of {list(SOURCES)}, got {sources!r}")
+        problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
+        responses = read_jsonl(a.samples, Response)
+        mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
+        judge = labels_fitting(a.judge, JudgeLabel, responses, a.samples)
+        missing = sorted({r.problem_id for r in responses} - set(problems))
+        if missing:
+            raise DataError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
+        with_oracle = any(r.true_first_error is not None for r in responses)
+        if "oracle" in sources and not with_oracle:
+            raise ParamsError("train_prm.sources names 'oracle', but these responses carry no verifier labels "
+                              "(only the toy world has them); drop it from the list")
+    except (ParamsError, DataError) as e:
+        fail("consensus", e)
+    sets, counts = build_training_sets(problems, responses, mc, judge, with_oracle)
+    if a.source:
+        rows = sets[a.source]
+        with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[a.samples, a.mc, a.judge],
+                       tags={"prmlab.source": a.source}) as run:
+            write_jsonl(a.out, rows)
+            m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}
+            run.metrics(m)
+            run.artifact(a.out)
+        summary(f"prm_data@{a.source}", f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) -> {a.out}")
+        return
+    with stage_run("consensus", {"with_oracle": with_oracle, "sources": sources}, inputs=[a.samples, a.mc, a.judge]) as run:
+        for source in sources:
+            counts[f"examples_{source}"] = len(sets[source])
+            counts[f"negative_share_{source}"] = sum(0 in ex.labels for ex in sets[source]) / max(len(sets[source]), 1)
         table = audit_table(responses, mc, judge)
         write_json(a.audit_table, table)
         write_json(a.metrics, {**counts, "audit": table})
@@ -55,8 +103,10 @@ def main() -> None:
         run.artifact(a.audit_table)
     summary("consensus", f"kept {counts['agree']}/{counts['responses']} ({100 * counts['consensus_kept_share']:.0f}%) "
             f"where MC and judge agree; {counts['judge_unparsed']} judge answers unparsed; sets: "
-            + ", ".join(f"{s}={len(r)}" for s, r in sets.items()))
+            + ", ".join(f"{s}={len(sets[s])}" for s in sources))
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("consensus", main)

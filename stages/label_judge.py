@@ -1,10 +1,12 @@
 """Stage label_judge: LLM-as-a-judge names the first wrong step of every sampled response.
 
 The prompt template is `critic` (ProcessBench style, 0-based `<paragraph_i>`, index in \\boxed{})
-or `paper` (the PRM paper's judge, 1-based paragraphs with analyses and a Correct/Incorrect
-conclusion); `template_file` swaps in a user's wording (e.g. the official ProcessBench template)
-with the same placeholders. Answers that cannot be parsed, or name a paragraph that does not
-exist, are recorded as unparsed: counted, excluded from consensus, never read as "correct".
+or `paper` (the PRM paper's judge: 1-based paragraphs, `<analysis_k>` blocks up to the first wrong
+one, then `<conclusion>Correct|Incorrect</conclusion>`, the wrong paragraph being the last one
+analysed); `template_file` swaps in a user's wording (e.g. the official ProcessBench template or
+the paper's judge prompt), with `{problem}` or `{tagged_problem}` and `{tagged_response}`.
+Answers that cannot be parsed, or name a paragraph that does not exist, are recorded as unparsed:
+counted, excluded from consensus, never read as "correct".
 With n > 1, the judgement is a majority vote over n samples.
 
 Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend).
@@ -17,10 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from prmlab.generation import BackendConfig, Sampling
+from prmlab import generation, labeling, prompts
+from prmlab.generation import BackendConfig, Sampling, check_sampling
 from prmlab.io import ShardWriter, read_jsonl, write_json
 from prmlab.labeling import audit, judge_labels
 from prmlab.params import ParamsError, check, load_params
+from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.prompts import load_template
 from prmlab.records import JudgeLabel, Problem, Response
 from prmlab.tracking import md5_path, stage_run, summary
@@ -42,6 +46,7 @@ class LabelJudgeConfig:
         check(self.n >= 1, "label_judge.n must be >= 1")
         check(self.n == 1 or self.temperature > 0, "label_judge: majority vote (n > 1) needs temperature > 0")
         check(self.shard_size >= 1, "label_judge.shard_size must be >= 1")
+        check_sampling("label_judge", self.sampling)
 
     def sampling(self, shard: int = 0) -> Sampling:
         return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
@@ -57,16 +62,22 @@ def main() -> None:
         cfg = load_params("label_judge", LabelJudgeConfig, a.params)
         bcfg = load_params("judge", BackendConfig, a.params)
         template = load_template(cfg.style, cfg.template_file)
+        check_backend("judge", bcfg)  # before any model loads (a server: reachable within 5 s)
     except (ParamsError, OSError, ValueError) as e:
         fail("label_judge", e)
     problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
     responses = read_jsonl(a.samples, Response)
+    missing = sorted({r.problem_id for r in responses} - set(problems))
+    if missing:
+        fail("label_judge", ValueError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}"))
     set_threads()
     from prmlab.generation import make_generator
 
     with stage_run("label_judge", {"label_judge": cfg, "judge": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples)))
+        # Shards are reused only if made by the same weights, tokenizer, template and judging code.
+        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples),
+                                                model_identity(bcfg.model), code_version(labeling, generation, prompts)))
         labels = sharded(responses, cfg.shard_size, writer,
                          lambda i, chunk: judge_labels(gen, problems, chunk, template, cfg.style, cfg.sampling(i)),
                          "label_judge", unit="responses", cls=JudgeLabel)
@@ -87,4 +98,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("label_judge", main)

@@ -18,10 +18,12 @@ import time
 from dataclasses import dataclass
 from typing import Literal
 
-from prmlab.generation import BackendConfig, Sampling
+from prmlab import generation, grading, labeling
+from prmlab.generation import BackendConfig, Sampling, check_sampling
 from prmlab.io import ShardWriter, read_jsonl, write_json
 from prmlab.labeling import MCStats, audit, mc_binary, mc_exhaustive
 from prmlab.params import ParamsError, check, load_params
+from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.records import MCLabel, Problem, Response
 from prmlab.tracking import md5_path, stage_run, summary
 
@@ -43,6 +45,7 @@ class LabelMCConfig:
         check(self.k >= 1, "label_mc.k must be >= 1")
         check(0 <= self.threshold < 1, "label_mc.threshold must be in [0, 1)")
         check(self.shard_size >= 1 and self.compare_sample >= 0, "label_mc.shard_size >= 1, compare_sample >= 0")
+        check_sampling("label_mc", self.sampling, n="k")
 
     def sampling(self, shard: int = 0) -> Sampling:
         return Sampling(n=self.k, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
@@ -63,6 +66,7 @@ def main() -> None:
     try:
         cfg = load_params("label_mc", LabelMCConfig, a.params)
         bcfg = load_params("policy", BackendConfig, a.params)
+        check_backend("policy", bcfg)  # before any model loads or rollout is spent
     except ParamsError as e:
         fail("label_mc", e)
     problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
@@ -70,6 +74,10 @@ def main() -> None:
     missing = sorted({r.problem_id for r in responses} - set(problems))
     if missing:
         fail("label_mc", ValueError(f"{a.samples}: responses name problems not in {a.problems}: {missing[:5]}"))
+    no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer})
+    if no_gold:
+        fail("label_mc", ValueError(f"{a.problems}: field 'gold_answer' is null for problem(s) {no_gold[:5]}, "
+                                    "which MC rollouts are graded against"))
     set_threads()
     from prmlab.generation import make_generator
 
@@ -77,17 +85,21 @@ def main() -> None:
     t0 = time.monotonic()
     with stage_run("label_mc", {"label_mc": cfg, "policy": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), md5_path(a.samples)))
+        # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
+        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                                model_identity(bcfg.model), code_version(labeling, generation, grading)))
         labels = sharded(responses, cfg.shard_size, writer,
                          lambda i, chunk: label_responses(gen, problems, chunk, cfg, stats, i),
                          "label_mc", unit="responses", cls=MCLabel)
         writer.finish((len(responses) + cfg.shard_size - 1) // cfg.shard_size)
         seconds = time.monotonic() - t0
+        # The metrics file holds what the labels determine, so a resumed run writes the same file as an
+        # uninterrupted one; what depends on this run (shards redone, time, tokens) goes to MLflow only.
         m = {"responses": len(labels), "rollouts": sum(lab.rollouts for lab in labels),
-             "rollouts_this_run": stats.rollouts, "empty_rollouts": stats.empty_rollouts,
-             "generated_tokens": stats.generated_tokens, "seconds": seconds,
-             "tokens_per_second": stats.generated_tokens / seconds if seconds else 0.0,
              "first_error_share": sum(lab.first_error != -1 for lab in labels) / max(len(labels), 1)}
+        this_run = {"rollouts_this_run": stats.rollouts, "empty_rollouts_this_run": stats.empty_rollouts,
+                    "generated_tokens_this_run": stats.generated_tokens, "seconds": seconds,
+                    "tokens_per_second": stats.generated_tokens / seconds if seconds else 0.0}
         if cfg.search == "binary" and cfg.compare_sample:
             sub = responses[: cfg.compare_sample]
             ex = mc_exhaustive(gen, problems, sub, cfg.sampling(10**6), cfg.threshold, MCStats())
@@ -100,12 +112,14 @@ def main() -> None:
         if any(r.true_first_error is not None for r in responses):
             m["audit"] = audit(responses, {lab.response_id: lab.first_error for lab in labels})
         write_json(a.metrics, m)
-        run.metrics(m)
+        run.metrics(m | this_run)
         run.artifact(a.metrics)
     extra = f", first-error acc vs verifier {m['audit']['first_error_accuracy']:.2f}" if "audit" in m else ""
     summary("label_mc", f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({cfg.search}, k={cfg.k}), "
-            f"{m['tokens_per_second']:.0f} tok/s{extra}")
+            f"{this_run['tokens_per_second']:.0f} tok/s this run{extra}")
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("label_mc", main)

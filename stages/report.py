@@ -1,12 +1,16 @@
 """Stage report: the paper-shaped tables, figures and a findings table, rebuilt from metrics files.
 
 Tables: label quality by source, ProcessBench like the PRM paper's Table 7, flawed-process accuracy
-like Table 5, Best-of-N like Table 6, min-score position (Fig. 8). Figures (PNG): min-score position
-bars and histogram, BoN vs ProcessBench per label source, label precision/recall. The findings
+like Table 5, Best-of-N like Table 6 and against N, min-score position (Fig. 8). Figures (PNG): min-score
+position bars and histogram, BoN vs ProcessBench per label source, label precision/recall, Best-of-N
+accuracy against N, ProcessBench error/correct-sample accuracy per model, the findings' intervals (the
+last three also logged to the report's MLflow run). The findings
 table sets each of the paper's claims beside its number and ours, and says plainly whether ours
 reproduces it.
 
-Inputs: --metrics-dir (every stage's metrics JSON). Outputs: --out (Markdown), --figures folder.
+Inputs: --metrics-dir (every stage's metrics JSON; only the files of this profile's stages and of
+`train_prm.sources` are read, so metrics left by another profile never mix in). Params: `profile`,
+`train_prm.sources`. Outputs: --out (Markdown), --figures folder.
 Run: python -m stages.report --metrics-dir metrics --out reports/report.md --figures reports/figures
 """
 
@@ -14,11 +18,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prmlab.io import DataError, atomic_write_text, read_json
+from prmlab.io import DataError, atomic_write_text, read_json, write_json
+from prmlab.params import ParamsError, ProfileConfig, load_params, read_params
 from prmlab.tracking import stage_run, summary
 
-PAPER_PB = {"Qwen2.5-Math-PRM-7B": 73.5, "Qwen2.5-Math-7B-Math-Shepherd (MC)": 31.5,
-            "Qwen2.5-Math-7B-PRM800K (human)": 56.5}
+# ProcessBench average F1 as the PRM paper reports it (Table 4: PRMs trained on the same 860k responses;
+# Table 7: released PRMs).
+PAPER_PB = {"Qwen2.5-Math-PRM-7B (Table 7)": 73.5, "Math-Shepherd-PRM-7B (Table 7)": 31.5,
+            "MC estimation (Table 4)": 40.1, "LLM-as-a-judge (Table 4)": 46.5, "human, PRM800K (Table 4)": 56.5}
 
 
 def _load(d: Path, name: str) -> dict:
@@ -40,68 +47,82 @@ def table(header: list[str], rows: list[list]) -> str:
     return "\n".join(out)
 
 
-def kendall_tau(a: list[float], b: list[float]) -> float:
-    n, s = len(a), 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            s += ((a[i] > a[j]) - (a[i] < a[j])) * ((b[i] > b[j]) - (b[i] < b[j]))
-    return 2 * s / (n * (n - 1)) if n > 1 else 1.0
+# Where our Best-of-N protocol differs from Qwen2.5-Math's evaluation (Table 6 of the paper).
+PROTOCOL_NOTES = [
+    "Every benchmark is asked zero-shot with the Qwen2.5-Math-Instruct CoT chat prompt (system: reason step by step, "
+    "answer in \\boxed{}); Qwen's harness has benchmark-specific prompt types.",
+    "MMLU STEM is asked zero-shot as a multiple-choice question with the options listed as (A)-(D) and graded on the letter.",
+    "MATH is the full 5,000-problem test set in its original per-problem files (`real.eval.math`); MATH500 can be named instead.",
+    "Answers are compared with math-verify (`verify(gold, pred)`), not Qwen's own grader.",
+]
 
 
-def findings(pb: dict[str, float], bon: dict[str, dict], bias: dict, cons: dict, verified_gap: float | None) -> list[list]:
-    rows = []
-
-    def verdict(ok: bool | None) -> str:
-        return "n/a (missing data)" if ok is None else ("reproduced" if ok else "**not reproduced**")
-
-    f = pb.get
-    ok = None if None in (f("mc_hard"), f("judge"), f("oracle")) else f("mc_hard") < f("judge") and f("mc_hard") < f("oracle")
-    rows.append(["MC labels are worse than judge and human labels on ProcessBench",
-                 "F1 MC 31.5 < human 56.5 (Tab. 7)",
-                 f"F1 mc_hard {fmt(f('mc_hard'))}, judge {fmt(f('judge'))}, oracle {fmt(f('oracle'))}", verdict(ok)])
-    kept = cons.get("consensus_kept_share")
-    rows.append(["Consensus filtering keeps about 40% of the samples", "~40%",
-                 f"{fmt(100 * kept if kept is not None else None)}% kept",
-                 verdict(None if kept is None else 0.25 <= kept <= 0.55)])
-    ok = None if None in (f("consensus"), f("mc_hard")) else f("consensus") >= f("mc_hard")
-    rows.append(["A PRM trained on the consensus subset matches or beats one trained on all MC labels",
-                 "better with less data", f"F1 consensus {fmt(f('consensus'))} vs mc_hard {fmt(f('mc_hard'))}", verdict(ok)])
-    common = [k for k in pb if k in bon]
-    if len(common) >= 3:
-        tau = kendall_tau([bon[k]["prm_product"] for k in common], [pb[k] for k in common])
-        ok = tau < 1.0
-        ours = f"Kendall tau(BoN, ProcessBench) over {len(common)} PRMs = {tau:.2f}"
-    else:
-        ok, ours = None, "fewer than 3 PRMs"
-    rows.append(["BoN ranking of PRMs disagrees with step-level ranking", "rankings differ (Tab. 6 vs 7)", ours, verdict(ok)])
-    pol = bias.get("policy", {})
-    flawed = pol.get("flawed_among_correct")
-    ok = None if flawed is None or verified_gap is None else flawed > 0 and verified_gap > 0
-    rows.append(["Correct answers with flawed steps inflate BoN", "flawed processes among correct answers (Fig. 6)",
-                 f"policy: {fmt(flawed)}% of correct answers flawed; BoN minus process-verified BoN: {fmt(verified_gap)} pts",
-                 verdict(ok)])
-    last = {k: v["min_on_last_step_bon_selected"] for k, v in bias.get("prms", {}).items()}
-    # The paper's reference (PRM-7B) is trained on consensus-filtered labels; the oracle PRM is the toy's
-    # human-label stand-in. The claim holds only if the MC PRM sits above both.
-    refs = [last[k] for k in ("consensus", "oracle") if k in last]
-    ok = None if "mc_hard" not in last or not refs else last["mc_hard"] > max(refs)
-    rows.append(["MC-trained PRMs put the lowest score on the final step more often", "17.5% (PRM-7B, consensus-trained) vs >40% (MC PRMs), Fig. 8",
-                 ", ".join(f"{k} {v:.0f}%" for k, v in last.items()) or "n/a", verdict(ok)])
-    ok = None if None in (f("mc_hard"), f("mc_soft")) else f("mc_hard") >= f("mc_soft")
-    rows.append(["Hard labels beat soft labels", "hard > soft after filtering", f"F1 mc_hard {fmt(f('mc_hard'))} vs mc_soft {fmt(f('mc_soft'))}", verdict(ok)])
-    return rows
+def mean_f1(t: dict, subsets: list[str]) -> float:
+    return sum(t[s]["f1"] for s in subsets) / len(subsets)
 
 
-def build(mdir: Path, figdir: Path, run=None) -> str:
+def findings_records(pbm: dict, pb_scores: Path | None, bon_scores: Path | None, cons: dict, n_boot: int) -> list[dict]:
+    from prmlab.findings import Findings
+    from prmlab.io import read_jsonl
+
+    if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
+        return []
+    thresholds = {k[4:]: v["tuned"]["threshold"] for k, v in pbm["models"].items() if k.startswith("prm/")}
+    subsets = list(pbm["items"])
+    tune = next((v["tuned"].get("threshold_subset") for v in pbm["models"].values() if "tuned" in v), None)
+    pb_rows = [r for r in read_jsonl(pb_scores) if "step_scores" in r]
+    f = Findings(pb_rows, thresholds, subsets, tune, read_jsonl(bon_scores), cons, n_boot=n_boot)
+    return f.records()
+
+
+def _figure(fig, figdir: Path, name: str, run, alt: str) -> str:
+    """Save a figure under the report's figures folder, log it to the report's MLflow run (when there is
+    one), and return its Markdown line."""
+    fig.savefig(figdir / name, dpi=110)
+    if run is not None:
+        run.figure(fig, f"figures/{name}")
+    return f"![{alt}](figures/{name})"
+
+
+def error_correct(models: dict, subsets: list[str]) -> dict[str, tuple[float, float]]:
+    """Per model: (error-sample, correct-sample) accuracy averaged over `subsets`, unweighted as the F1
+    headline is; a PRM at its tuned threshold (the critic has none)."""
+    return {name: tuple(sum(res.get("tuned", res)[s][k] for s in subsets) / len(subsets)
+                        for k in ("error_acc", "correct_acc")) for name, res in models.items()}
+
+
+def table6(res: dict, n: int) -> str:
+    """Per-benchmark accuracy, rows per method, like the paper's Table 6."""
+    benches = [b for b in res["baselines"] if b != "average"]
+    rows = [[f"maj@{n}", *[res["baselines"][b]["maj"] for b in benches], res["baselines"]["average"]["maj"]],
+            [f"pass@{n}", *[res["baselines"][b]["pass"] for b in benches], res["baselines"]["average"]["pass"]]]
+    for name, t in res.items():
+        if name != "baselines" and "prm_product" in t.get("average", {}):
+            rows.append([f"{name} prm@{n} (product)", *[t[b].get("prm_product", "-") for b in benches],
+                         t["average"]["prm_product"]])
+    return table(["method", *benches, "avg"], rows)
+
+
+def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: list[str] | None = None,
+          pb_scores: Path | None = None, bon_scores: Path | None = None, n_boot: int = 1000,
+          findings_json: Path | None = None) -> str:
     from prmlab import plots
 
-    boot, cons = _load(mdir, "bootstrap"), _load(mdir, "consensus")
+    # Only this profile's metrics: a toy run's bootstrap.json must not show up in a real run's report.
+    boot = _load(mdir, "bootstrap") if profile == "toy" else {}
+    inputs = _load(mdir, "inputs") if profile == "real" else {}
+    cons = _load(mdir, "consensus")
     pbm, bonm, bias = _load(mdir, "eval_processbench"), _load(mdir, "eval_bon"), _load(mdir, "analyze_bias")
     sample, mc, jd = _load(mdir, "sample"), _load(mdir, "label_mc"), _load(mdir, "label_judge")
     figdir.mkdir(parents=True, exist_ok=True)
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", ""]
+    if inputs:
+        md += ["## The data", "",
+               f"{inputs['train_problems']} training problems (after removing {inputs.get('removed_total', 0)} that are "
+               f"evaluation problems), {inputs['eval_problems']} Best-of-N problems, {inputs['processbench_items']} ProcessBench items; "
+               "models: " + ", ".join(f"{k} {v}" for k, v in inputs.get("models", {}).items()) + ".", ""]
     if boot:
         md += ["## The world", "", table(["metric", "value"], [[k, v] for k, v in sorted(boot.items()) if isinstance(v, int | float)]), ""]
         jacc, jbase = boot.get("judge_first_error_accuracy"), boot.get("judge_baseline_always_none")
@@ -127,20 +148,37 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
         models = pbm["models"]
         subsets = [s for s in pbm["items"]]
         rows, rows5 = [], []
+        tune = next((v["tuned"].get("threshold_subset") for v in models.values() if "tuned" in v), None)
+        held = [s for s in subsets if s != tune]
         for name, res in models.items():
             t = res.get("tuned", res)
+            t05 = res.get("threshold_0.5", t)
+            # Headline: the F1 of the subsets the threshold was not tuned on (the critic has no threshold).
+            head = t.get("heldout_average_f1") if "tuned" in res else (mean_f1(t, held) if held else t["average_f1"])
             rows.append([name] + [f"{t[s]['error_acc']:.1f} / {t[s]['correct_acc']:.1f} / {t[s]['f1']:.1f}" for s in subsets]
-                        + [t["average_f1"], res.get("threshold_0.5", t)["average_f1"], t.get("threshold", "-")])
+                        + [head if head is not None else "-", t05.get("heldout_average_f1") or t05["average_f1"],
+                           t.get("threshold", "-")])
             rows5.append([name] + [t[s]["flawed_correct_answer_acc"] for s in subsets])
             if name.startswith("prm/"):
-                pb_f1[name[4:]] = t["average_f1"]
-        md += ["## ProcessBench (like Table 7)", "", "error acc / correct acc / F1 per subset; average F1 at the tuned threshold and at 0.5.", "",
+                pb_f1[name[4:]] = head if head is not None else t["average_f1"]
+        scope = f"held-out subsets ({', '.join(held)}; threshold tuned on {tune})" if tune and held else "all subsets"
+        md += ["## ProcessBench (like Table 7)", "",
+               f"error acc / correct acc / F1 per subset; average F1 over the {scope}, at the tuned threshold and at 0.5.", "",
                table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold"], rows), "",
                "Paper, average F1: " + ", ".join(f"{k} {v}" for k, v in PAPER_PB.items()) + ".", "",
                "## Accuracy on correct answers with flawed processes (like Table 5)", "",
                table(["model", *subsets], rows5), ""]
+        # Which half of F1 a model loses: erroneous vs error-free samples, on the subsets the threshold never saw.
+        over = held or subsets
+        if over:  # no subset had items (e.g. a weak tiny policy built an empty toy ProcessBench): nothing to plot
+            acc = error_correct(models, over)
+            where = f"{', '.join(over)}, tuned threshold" if held else "all subsets, tuned threshold"
+            md += ["### Error-sample and correct-sample accuracy", "",
+                   _figure(plots.processbench_error_correct(acc, where), figdir, "processbench_error_correct.png", run,
+                           "ProcessBench error/correct accuracy"), ""]
+        if pbm.get("empty_subsets"):
+            md += [f"**No items** in subset(s) {', '.join(pbm['empty_subsets'])}: skipped.", ""]
     bon_avg: dict[str, dict] = {}
-    gap = None
     if bonm:
         res = bonm["results"]
         base = res["baselines"]["average"]
@@ -153,18 +191,30 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
             for agg in ("product", "min", "last"):
                 if f"prm_{agg}" in t["average"]:
                     rows.append([f"{name} prm@{n} ({agg})", t["average"][f"prm_{agg}"], t["average"].get(f"prm_{agg}_process_verified", "-")])
-        gaps = [t["average"]["prm_product"] - t["average"]["prm_product_process_verified"]
-                for k, t in res.items() if k != "baselines" and "prm_product_process_verified" in t["average"]]
-        gap = sum(gaps) / len(gaps) if gaps else None
-        md += ["## Best-of-N (like Table 6)", "", f"{bonm['problems']} problems, {n} responses each.", "",
+        md += ["## Best-of-N (like Table 6)", "", f"{bonm['problems']} problems, up to {n} responses each.", "",
                table(["method", "accuracy", "process-verified accuracy"], rows), ""]
+        if len(res["baselines"]) > 2:  # more than one benchmark besides the average
+            md += ["## Best-of-N per benchmark (like Table 6)", "", table6(res, n), "",
+                   "Differences from Qwen's evaluation protocol:", "", *[f"- {x}" for x in PROTOCOL_NOTES], ""]
+        by_n = bonm.get("by_n")
+        if by_n:
+            ns = sorted(by_n["baselines"]["maj"], key=int)
+            curve = [[f"{k}@N", *[by_n["baselines"][k][x] for x in ns]] for k in ("maj", "pass")]
+            curve += [[f"{name} prm@N (product)", *[c[x] for x in ns]] for name, c in by_n.items() if name != "baselines"]
+            md += ["## Best-of-N against N", "", "Averaged accuracy (%) from each problem's first N responses.", "",
+                   table(["method", *[f"N={x}" for x in ns]], curve), "",
+                   _figure(plots.bon_curve(by_n), figdir, "bon_curve.png", run, "Best-of-N against N"), ""]
     if bias:
         prms = bias.get("prms", {})
         md += ["## Where the lowest step score sits (like Fig. 8)", "",
-               table(["PRM", "BoN-selected: min on final step (%)", "all: min on final step (%)", "mean relative position"],
-                     [[k, v["min_on_last_step_bon_selected"], v["min_on_last_step_all"], v["mean_relative_min_position"]] for k, v in prms.items()]), ""]
+               "Fig. 8 counts all Best-of-8 responses; the BoN-selected share is shown beside it. A minimum shared by "
+               "several steps counts as the earliest of them; the last column says how often that rule decided.", "",
+               table(["PRM", "all: min on final step (%)", "BoN-selected: min on final step (%)", "mean relative position",
+                      "min tied between steps (%)"],
+                     [[k, v["min_on_last_step_all"], v["min_on_last_step_bon_selected"], v["mean_relative_min_position"],
+                       v.get("tie_share", "-")] for k, v in prms.items()]), ""]
         if prms:
-            plots.min_position_bars({k: v["min_on_last_step_bon_selected"] for k, v in prms.items()}).savefig(figdir / "min_position.png", dpi=110)
+            plots.min_position_bars({k: v["min_on_last_step_all"] for k, v in prms.items()}).savefig(figdir / "min_position.png", dpi=110)
             plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}).savefig(figdir / "min_position_hist.png", dpi=110)
             md += ["![min position](figures/min_position.png)", "", "![min position histogram](figures/min_position_hist.png)", ""]
         if bias.get("policy"):
@@ -175,13 +225,24 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
     if points:
         plots.bon_vs_processbench(points).savefig(figdir / "bon_vs_processbench.png", dpi=110)
         md += ["![BoN vs ProcessBench](figures/bon_vs_processbench.png)", ""]
-    untrained = [p.stem for p in sorted((mdir / "train_prm").glob("*.json")) if read_json(p).get("trained") is False]
+    untrained = [p.stem for p in sorted((mdir / "train_prm").glob("*.json"))
+                 if (sources is None or p.stem in sources) and read_json(p).get("trained") is False]
     if untrained:
         md += [f"**Untrained PRMs** (their label source produced no examples; their rows above are meaningless): "
                f"{', '.join(untrained)}.", ""]
     md += ["## Findings: the paper's claims and ours", "",
-           table(["claim", "paper", "ours", "verdict"],
-                 findings(pb_f1, {k: v for k, v in bon_avg.items()}, bias, cons, gap)), ""]
+           "Each claim is quoted from the paper with its table or figure, beside what this run measured, with a 95% "
+           f"bootstrap interval ({n_boot} resamples of problems or ProcessBench items, paired between PRMs). The verdict "
+           "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
+           "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training.", ""]
+    recs = findings_records(pbm, pb_scores, bon_scores, cons, n_boot)
+    if findings_json is not None:
+        write_json(findings_json, {"n_boot": n_boot, "findings": recs})
+    md += [table(["claim", "paper", "ours (95% interval)", "verdict"],
+                 [[f["claim"], f["paper"], f["ours"], f["verdict"]] for f in recs]) if recs
+           else "No findings: the per-item scores files are missing.", ""]
+    if recs:
+        md += [_figure(plots.findings_intervals(recs), figdir, "findings_intervals.png", run, "findings intervals"), ""]
     import matplotlib.pyplot as plt
 
     plt.close("all")
@@ -191,17 +252,28 @@ def build(mdir: Path, figdir: Path, run=None) -> str:
 def main() -> None:
     from stages._common import fail, parse_args
 
-    a = parse_args("build the report", metrics_dir="folder of metrics JSON", out="report Markdown", figures="figures folder")
-    with stage_run("report", {}, inputs=[]) as run:
+    a = parse_args("build the report", metrics_dir="folder of metrics JSON", out="report Markdown", figures="figures folder",
+                   pb_scores="ProcessBench per-item scores JSONL", bon_scores="Best-of-N per-response scores JSONL",
+                   findings="findings JSON (estimates, intervals, verdicts)")
+    try:
+        profile = load_params("profile", ProfileConfig, a.params).name
+        sources = read_params(a.params).get("train_prm", {}).get("sources")
+    except ParamsError as e:
+        fail("report", e)
+    with stage_run("report", {"profile": profile}, inputs=[]) as run:
         try:
-            text = build(Path(a.metrics_dir), Path(a.figures), run)
+            text = build(Path(a.metrics_dir), Path(a.figures), run, profile, sources, Path(a.pb_scores), Path(a.bon_scores),
+                         findings_json=Path(a.findings))
         except DataError as e:
             fail("report", e)
         atomic_write_text(a.out, text)
         run.artifact(a.out)
+        run.artifact(a.findings)
         run.artifact(a.figures, "figures")
     summary("report", f"wrote {a.out} ({len(text.splitlines())} lines) and {len(list(Path(a.figures).glob('*.png')))} figures")
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("report", main)

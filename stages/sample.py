@@ -17,13 +17,14 @@ import argparse
 import os
 from dataclasses import dataclass
 
-from prmlab.generation import BackendConfig, Generator, Sampling
-from prmlab.grading import is_equivalent
+from prmlab import generation, grading, prompts
+from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
+from prmlab.grading import to_response
 from prmlab.io import ShardWriter, read_jsonl, write_json
 from prmlab.params import ParamsError, check, load_params
+from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem, Response
-from prmlab.steps import extract_answer, split_steps
 from prmlab.tracking import md5_path, stage_run, summary
 
 
@@ -37,6 +38,9 @@ class SampleConfig:
     seed: int = 0
     max_problems: int = 0  # 0: all
     shard_size: int = 64  # problems per shard (resumable unit)
+    # Keep a response with no final answer as a wrong one instead of dropping it. Best-of-N needs this:
+    # dropping it would leave fewer, easier candidates (and a problem with none would vanish).
+    keep_unanswered: bool = False
 
     def __post_init__(self):
         check(self.n >= 1, "n must be >= 1")
@@ -48,31 +52,12 @@ class SampleConfig:
                         max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
-def to_response(problem: Problem, rid: str, text: str, num_tokens: int) -> tuple[Response | None, str | None]:
-    """A graded Response, or (None, reason) for one that must be dropped."""
-    steps = split_steps(text)
-    if not steps:
-        return None, "no_steps"
-    answer = extract_answer(text)
-    if answer is None:
-        return None, "no_answer"
-    fe = kind = None
-    if "nodes" in problem.meta:  # toy world: exact labels
-        from prmlab.toy.world import verify
-
-        v = verify(problem, steps)
-        fe, kind = v.first_error, v.kind
-    return Response(problem_id=problem.id, response_id=rid, steps=steps, answer=answer,
-                    correct=is_equivalent(problem.gold_answer, answer), true_first_error=fe, error_kind=kind,
-                    num_tokens=num_tokens), None
-
-
 def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig, shard: int = 0) -> tuple[list[Response], dict]:
     outs = gen.chat([policy_messages(p.question) for p in problems], cfg.sampling(shard))
     rows, dropped = [], {"no_steps": 0, "no_answer": 0}
     for p, comps in zip(problems, outs):
         for j, c in enumerate(comps):
-            r, why = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens)
+            r, why = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens, cfg.keep_unanswered)
             if r is None:
                 dropped[why] += 1
             else:
@@ -108,6 +93,8 @@ def main() -> None:
     try:
         cfg = load_params(a.section, SampleConfig, a.params)
         bcfg = load_params("policy", BackendConfig, a.params)
+        check_sampling(a.section, cfg.sampling)  # here, not in __post_init__: the section has two names
+        check_backend("policy", bcfg)  # before any model loads
     except ParamsError as e:
         fail(a.section, e)
     problems = read_jsonl(a.problems, Problem)
@@ -119,16 +106,21 @@ def main() -> None:
     from prmlab.generation import make_generator
 
     with stage_run(a.section, {"sample": cfg, "policy": bcfg}, inputs=[a.problems]) as run, make_generator(bcfg) as gen:
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems)))
-        dropped_total = {"no_steps": 0, "no_answer": 0}
+        # Shards are reused only if made by the same weights, tokenizer and sampling/grading code.
+        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), model_identity(bcfg.model),
+                                                code_version(generation, grading, prompts)))
         def work(i, chunk):
             rows, dropped = sample_responses(gen, chunk, cfg, i)
-            for k, v in dropped.items():
-                dropped_total[k] += v
+            writer.write_meta(i, dropped)  # kept per shard: a resumed run counts the shards it skipped too
             return rows
 
         responses = sharded(problems, cfg.shard_size, writer, work, a.section, unit="problems", cls=Response)
-        writer.finish((len(problems) + cfg.shard_size - 1) // cfg.shard_size)
+        n_shards = (len(problems) + cfg.shard_size - 1) // cfg.shard_size
+        dropped_total = {"no_steps": 0, "no_answer": 0}
+        for i in range(n_shards):
+            for k, v in writer.read_meta(i).items():
+                dropped_total[k] += v
+        writer.finish(n_shards)
         m = summarize(responses, len(problems), cfg)
         m.update({f"dropped_{k}": v for k, v in dropped_total.items()}, problems_without_gold=len(bad))
         write_json(a.metrics, m)
@@ -139,4 +131,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    from stages._common import run_main
+
+    run_main("sample_eval" if "sample_eval" in sys.argv else "sample", main)  # the DVC stage's name

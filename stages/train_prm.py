@@ -14,22 +14,26 @@ Run: python -m stages.train_prm --source consensus --train data/prm_train/consen
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from prmlab.generation import BackendConfig
 from prmlab.io import read_jsonl, write_json
 from prmlab.params import ParamsError, check, load_params
+from prmlab.preflight import check_model
 from prmlab.records import PRMExample
 from prmlab.tracking import stage_run, summary
 
 
 @dataclass(frozen=True)
 class TrainPRMConfig:
+    # One PRM per label source; dvc.yaml generates train_prm@<source> from this list.
+    sources: list[str] = field(default_factory=lambda: ["mc_hard", "mc_soft", "judge", "consensus"])
     lr: float = 1e-5
     epochs: float = 1.0
     batch_size: int = 8
@@ -43,9 +47,30 @@ class TrainPRMConfig:
     max_examples: int = 0  # 0: all
 
     def __post_init__(self):
+        from prmlab.labeling import SOURCES
+
+        unknown = sorted(set(self.sources) - set(SOURCES))
+        check(bool(self.sources) and not unknown, f"train_prm.sources: unknown {unknown} (known: {list(SOURCES)})"
+              if unknown else "train_prm.sources must name at least one label source")
+        check(len(set(self.sources)) == len(self.sources), "train_prm.sources: a source is named twice")
         check(self.lr > 0 and self.epochs > 0, "train_prm.lr and train_prm.epochs must be > 0")
         check(self.batch_size >= 1 and self.grad_accum >= 1, "train_prm.batch_size, grad_accum must be >= 1")
         check(self.max_length >= 16, "train_prm.max_length must be >= 16")
+
+
+def optimizer_steps(n_examples: int, batch_size: int, grad_accum: int, epochs: float, world_size: int = 1) -> int:
+    """Optimizer steps of a run, counted as the Trainer counts them: ceil(n / (batch x processes))
+    batches per epoch, grouped by `grad_accum` (a short last group is a step), times epochs, rounded up."""
+    batches = math.ceil(n_examples / (batch_size * world_size))
+    per_epoch = max(batches // grad_accum + int(batches % grad_accum > 0), 1)
+    return math.ceil(epochs * per_epoch)
+
+
+def warmup_steps(ratio: float, total_steps: int) -> int:
+    """Warmup as an integer step count. transformers 5 reads a float `warmup_steps` < 1 as a ratio,
+    4.x truncates it to 0 steps (no warmup): an int means the same on both. Rounded first so that
+    float noise (0.07 * 100 = 7.000000000000001) does not add a step."""
+    return math.ceil(round(ratio * total_steps, 6))
 
 
 def init_prm(base: str, seed: int):
@@ -63,16 +88,32 @@ def init_prm(base: str, seed: int):
 def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool, run=None) -> dict:
     import datasets
     import torch
-    from transformers import Trainer, TrainingArguments
+    from transformers import Trainer, TrainingArguments, set_seed
 
-    from prmlab.prm import collate, prm_loss, training_features
+    from prmlab.io import DataError
+    from prmlab.prm import collate, init_from_policy, prepare_tokenizer, prm_loss, training_features
 
-    tok, model = init_prm(base, cfg.seed)
+    # Seeded before the head is drawn (as init_prm does); tokenised before the model loads, so a set
+    # that max_length cuts to nothing fails in seconds.
+    set_seed(cfg.seed)
+    tok = prepare_tokenizer(base)
     # datasets only at the training boundary
     ds = datasets.Dataset.from_list([e.to_dict() for e in examples])
     ds = ds.map(lambda ex: training_features(tok, ex, cfg.max_length, soft), remove_columns=ds.column_names)
     dropped = sum(ds["dropped"])
+    # An example whose first step does not fit max_length has no labelled token: it would train
+    # nothing (loss 0) yet count as trained. Dropped and counted; if none is left, an error.
+    keep = [i for i, labels in enumerate(ds["labels"]) if any(x != -100 for x in labels)]
+    no_step = len(ds) - len(keep)
+    if not keep:
+        raise DataError(f"every one of the {len(ds)} training examples is longer than train_prm.max_length "
+                        f"({cfg.max_length} tokens) before its first step ends: nothing to train on")
+    if no_step:
+        print(f"[train_prm] {no_step}/{len(ds)} examples dropped: longer than train_prm.max_length "
+              f"({cfg.max_length}) before their first step ends", file=sys.stderr)
+        ds = ds.select(keep)
     ds = ds.remove_columns(["dropped"])
+    model = init_from_policy(base, tok)
     kind = cfg.soft_loss if soft else "ce"
 
     class PRMTrainer(Trainer):
@@ -80,18 +121,37 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
             soft_t = inputs.pop("soft_targets")
             labels = inputs.pop("labels")
             out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
-            loss = prm_loss(out.logits, labels, soft_t, kind)
+            # Normalised over the labelled step tokens of the whole accumulated batch (the Trainer's
+            # `num_items_in_batch`), so batch 2 x accumulation 4 trains exactly as batch 8 x 1. Tell the
+            # Trainer explicitly that this loss needs no further division by the accumulation steps
+            # (transformers 5 reads `loss_is_scaled_for_ga`; 4.x decides the same from
+            # `model_accepts_loss_kwargs` and `num_items_in_batch`, see below). Without a count (not
+            # in training), a plain batch mean that the Trainer divides itself.
+            loss = prm_loss(out.logits, labels, soft_t, kind, num_items_in_batch)
+            self.loss_is_scaled_for_ga = num_items_in_batch is not None
+            if num_items_in_batch is not None and getattr(self.args, "average_tokens_across_devices", False):
+                # the count is then summed over processes and DDP averages gradients: undo the average,
+                # as Trainer.compute_loss does (x1 in one process; DataParallel gathers logits, so x1 too)
+                loss = loss * self.accelerator.num_processes
             return (loss, out) if return_outputs else loss
 
     args = TrainingArguments(
         output_dir=os.path.join(out, ".trainer"), per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
-        warmup_steps=cfg.warmup_ratio, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
+        warmup_steps=0, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
         logging_steps=5, save_strategy="no", report_to=[], bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(),
         dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True,
     )
+    # set after construction: the process count (`accelerate launch`) is known only from the args
+    total = optimizer_steps(len(ds), cfg.batch_size, cfg.grad_accum, cfg.epochs, args.world_size)
+    args.warmup_steps = warmup = warmup_steps(cfg.warmup_ratio, total)
     trainer = PRMTrainer(model=model, args=args, train_dataset=ds,
                          data_collator=lambda feats: collate(feats, tok.pad_token_id))
+    # The Trainer counts `num_items_in_batch` (labels != -100 over the accumulated micro-batches) only
+    # when it believes the model takes loss kwargs, which it guesses from `forward`'s signature. Say it
+    # outright: compute_loss above relies on the count, whatever forward's signature becomes (and on
+    # transformers 4.x this flag, with a count, is what stops training_step dividing the loss again).
+    trainer.model_accepts_loss_kwargs = True
     t0 = time.monotonic()
     result = trainer.train()
     trainer.save_model(out)
@@ -103,9 +163,10 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
     if run is not None:
         for step, loss in curve:
             run.metrics({"train_loss": loss}, step=step)
-    return {"examples": len(examples), "steps_truncated_away": dropped, "train_loss": result.training_loss,
+    return {"examples": len(examples), "examples_trained": len(keep), "examples_too_long": no_step,
+            "steps_truncated_away": dropped, "train_loss": result.training_loss,
             "final_logged_loss": curve[-1][1] if curve else result.training_loss, "optimizer_steps": result.global_step,
-            "seconds": time.monotonic() - t0, "loss": kind,
+            "warmup_steps": warmup, "seconds": time.monotonic() - t0, "loss": kind,
             "label_steps": sum(len(e.labels) for e in examples),
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
 
@@ -130,6 +191,7 @@ def main() -> None:
     try:
         cfg = load_params("train_prm", TrainPRMConfig, a.params)
         base = load_params("policy", BackendConfig, a.params).model
+        check_model("policy.model", base)  # the PRM's base, before any model loads
     except ParamsError as e:
         fail("train_prm", e)
     examples = read_jsonl(a.train, PRMExample)
@@ -155,11 +217,14 @@ def main() -> None:
         size = sum(p.stat().st_size for p in Path(a.out).rglob("*") if p.is_file())
         run.artifact(a.out if size < 200 * 2**20 else os.path.join(a.out, "config.json"), "checkpoint")
     if examples:
-        summary(f"train_prm@{a.source}", f"{m['examples']} examples, {m['optimizer_steps']} steps, "
+        skipped = f" ({m['examples_too_long']} skipped: longer than max_length)" if m["examples_too_long"] else ""
+        summary(f"train_prm@{a.source}", f"{m['examples']} examples{skipped}, {m['optimizer_steps']} steps, "
                 f"loss {m['train_loss']:.3f} ({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
     else:
         summary(f"train_prm@{a.source}", f"NOT TRAINED: {a.train} has no examples; saved the initial PRM -> {a.out}")
 
 
 if __name__ == "__main__":
-    main()
+    from stages._common import run_main
+
+    run_main("train_prm", main)

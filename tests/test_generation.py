@@ -45,6 +45,61 @@ def test_vllm_generates_from_the_toy_policy(toy, vllm_policy):
     assert [g[0].text[:8] for g in greedy] == [r[0].text[:8] for r in ref]
 
 
+def texts(outs):
+    return [[c.text for c in x] for x in outs]
+
+
+@pytest.mark.vllm
+def test_vllm_same_seed_same_texts_whatever_the_batch(toy, vllm_policy):
+    """Per-request seeds: a sampled call repeats exactly (the engine's RNG has moved on in between), and
+    a prompt draws the same whatever else is in the call."""
+    gen = vllm_policy
+    ps = [gen.render(m) for m in prompts(toy, 6)]
+    sp = Sampling(n=3, temperature=0.7, top_p=0.95, max_tokens=40, seed=7)
+    a = texts(gen.generate(ps[:4], sp))
+    gen.generate(ps[4:], Sampling(n=2, temperature=1.0, max_tokens=20, seed=99))  # moves the engine's own RNG
+    assert texts(gen.generate(ps[:4], sp)) == a
+    assert len({t for x in a for t in x}) > 4  # really sampled: the 3 samples of a prompt differ
+    # the first two prompts draw the same alone or beside others
+    assert texts(gen.generate(ps[:2], sp)) == a[:2]
+    assert texts(gen.generate(ps[:2] + ps[4:], sp))[:2] == a[:2]
+    assert texts(gen.generate(ps[:4], Sampling(n=3, temperature=0.7, top_p=0.95, max_tokens=40, seed=8))) != a
+
+
+@pytest.mark.parametrize("backend", ["transformers", pytest.param("vllm", marks=pytest.mark.vllm)])
+def test_resumed_sharded_sampling_draws_what_a_fresh_run_does(toy, tmp_path, backend, request):
+    """The stages' resume path (stages._common.sharded, seed + shard index from `cfg.sampling(shard)`):
+    a run killed after shard 0 and resumed computes shard 1 alone, after other work on the same engine,
+    and still writes what an uninterrupted run writes."""
+    from prmlab.io import ShardWriter
+    from stages._common import sharded
+    from stages.sample import SampleConfig
+
+    if backend == "vllm":
+        gen = request.getfixturevalue("vllm_policy")
+    else:
+        gen = make_generator(BackendConfig(backend="transformers", model=toy["policy"], batch_size=8))
+    problems = read_jsonl(toy["problems"] / "processbench.jsonl", Problem)[:4]
+    cfg = SampleConfig(n=2, temperature=0.8, top_p=0.95, max_tokens=48, shard_size=2)
+    assert cfg.sampling(1).seed == cfg.sampling(0).seed + 1
+
+    def work(i, chunk):  # stage sample's work, keeping raw texts (the tiny test policy rarely reaches an answer)
+        outs = gen.chat([policy_messages(p.question) for p in chunk], cfg.sampling(i))
+        return [{"id": f"{p.id}/r{j}", "text": c.text} for p, comps in zip(chunk, outs) for j, c in enumerate(comps)]
+
+    fresh = sharded(problems, cfg.shard_size, ShardWriter(tmp_path / "fresh.jsonl", "fp"), work, "fresh")
+    # the killed run: shard 0 written, then the process died
+    ShardWriter(tmp_path / "resumed.jsonl", "fp").write(0, work(0, problems[:2]))
+    gen.generate(["unrelated work"], Sampling(n=3, temperature=1.0, max_tokens=16, seed=5))
+    w = ShardWriter(tmp_path / "resumed.jsonl", "fp")
+    assert w.done(0) and not w.done(1)
+    calls = []
+    resumed = sharded(problems, cfg.shard_size, w, lambda i, chunk: calls.append(i) or work(i, chunk), "resumed")
+    assert calls == [1]  # shard 0 was reused, only shard 1 ran
+    assert resumed == fresh and len(fresh) == 8
+    assert len({r["text"] for r in fresh}) > 4  # really sampled
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

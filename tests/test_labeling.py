@@ -7,6 +7,7 @@ from prmlab.labeling import (
     labels_from_first_error,
     mc_binary,
     mc_exhaustive,
+    rollout_prompt,
 )
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response
 from prmlab.toy.world import canonical_steps, make_flawed, verify
@@ -49,10 +50,40 @@ def test_audit_hand_table():
     assert a["step_precision_wrong"] == 0.5 and a["step_recall_wrong"] == 0.25
 
 
+def _prefix_correct(gen, probs, rs, sp) -> dict[str, list[int]]:
+    """Every prefix's rollout verdict, estimated here directly (real rollouts, the graders MC uses), so the
+    labels below are checked against the whole function, not against their own truncated output; the last
+    step is the response's own correctness, as in MC estimation."""
+    from prmlab.labeling import _grade_rollouts
+
+    jobs = [(r, i) for r in rs for i in range(len(r.steps) - 1)]
+    outs = gen.generate([rollout_prompt(gen, probs[r.problem_id], r.steps, i) for r, i in jobs], sp)
+    f = {r.response_id: [0] * (len(r.steps) - 1) + [int(r.correct)] for r in rs}
+    for (r, i), comps in zip(jobs, outs):
+        f[r.response_id][i] = int(_grade_rollouts(probs[r.problem_id], r.steps, i, [c.text for c in comps])[0] > 0)
+    return f
+
+
+def _check_against(f: list[int], e, b) -> None:
+    """exhaustive must find f's first 0; binary a 1 -> 0 boundary of f (its first 0 when f is monotone)."""
+    first = next((i for i, x in enumerate(f) if x == 0), -1)
+    assert e.first_error == first
+    keep = len(f) if first == -1 else first + 1
+    assert e.hard == f[:keep] and e.soft == [float(x) for x in f[:keep]]
+    if b.first_error == -1:
+        assert f[-1] == 1
+    else:
+        assert f[b.first_error] == 0 and (b.first_error == 0 or f[b.first_error - 1] == 1)
+    if all(f[i] >= f[i + 1] for i in range(len(f) - 1)):
+        assert b.first_error == first
+
+
 def test_binary_search_agrees_with_exhaustive_on_monotone_prefixes(toy):
     """Real rollouts (transformers, greedy): with k=1 at temperature 0, prefix correctness is a fixed
-    function, so binary search must find exhaustive's first negative wherever that function is
-    monotone, and never spend more rollouts."""
+    function, so exhaustive must find its first negative prefix, binary search the same wherever it is
+    monotone, and binary never spends more rollouts. The test-sized toy policy writes only whitespace,
+    which MC counts as wrong, so every prefix short of the whole response is negative here: this covers
+    first errors at step 0 (the mid-response case is the next test)."""
     import random
 
     gen = make_generator(BackendConfig(backend="transformers", model=toy["policy"], batch_size=64))
@@ -68,14 +99,81 @@ def test_binary_search_agrees_with_exhaustive_on_monotone_prefixes(toy):
     ex = {lab.response_id: lab for lab in mc_exhaustive(gen, probs, rs, sp, 0.0, MCStats())}
     st = MCStats()
     bi = {lab.response_id: lab for lab in mc_binary(gen, probs, rs, sp, 0.0, st)}
+    f = _prefix_correct(gen, probs, rs, sp)
     assert st.rollouts == sum(lab.rollouts for lab in bi.values())
     for r in rs:
         e, b = ex[r.response_id], bi[r.response_id]
-        assert b.rollouts <= e.rollouts
-        assert len(e.hard) == (len(r.steps) if e.first_error == -1 else e.first_error + 1)
+        assert b.rollouts <= e.rollouts == len(r.steps) - 1
+        _check_against(f[r.response_id], e, b)
         if not r.correct:  # the last step's label is the response's own correctness
             assert e.first_error != -1 and b.first_error != -1
-        full = [lab > 0 for lab in e.soft] + [1] * (len(r.steps) - len(e.soft))
-        monotone = all(full[i] >= full[i + 1] for i in range(len(full) - 1))
-        if monotone and e.first_error != -1:
-            assert b.first_error == e.first_error
+
+
+def _letters_policy(toy, out) -> str:
+    """The toy policy's checkpoint with its output layer set so greedy decoding writes only the letters
+    "a" and "b": the final norm keeps one hidden unit h0, and in the (tied) embedding matrix's column 0
+    only "a" (+1) and "b" (-1) are non-zero, so the logits are h0 for "a", -h0 for "b", 0 elsewhere. A
+    rollout then never adds an answer of its own (and is never empty), so a prefix's rollout is right
+    exactly when the prefix's own last \\boxed{} is the gold answer: a known prefix-correctness function."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(toy["policy"])
+    model = AutoModelForCausalLM.from_pretrained(toy["policy"])
+    a, b = tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b")
+    with torch.no_grad():
+        model.model.norm.weight.zero_()
+        model.model.norm.weight[0] = 1.0
+        emb = model.get_output_embeddings().weight
+        emb[:, 0] = 0.0
+        emb[a, 0], emb[b, 0] = 1.0, -1.0
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return str(out)
+
+
+def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
+    """Real rollouts from a checkpoint whose continuations are known (`_letters_policy`), on responses
+    whose prefix correctness is set by the answers boxed in their steps. Expected by hand:
+
+    mid   boxed 7, 7, 5, 5 (gold 7)      f = 1 1 0 0    first error 2 (mid-response)
+          binary: prefix 1 (1 -> lo 2), prefix 2 (0 -> hi 2): 2 prefixes; exhaustive: 3
+    early boxed 7, 5, 5, 5, 5            f = 1 0 0 0 0  first error 1
+          binary: prefixes 2 (0), 1 (0), 0 (1): 3 prefixes; exhaustive: 4
+    clean boxed 7, 7, 7, right           f = 1 1 1      no error (-1)
+          binary: prefix 1 (1 -> lo 2 = hi, the last step known right): 1 prefix; exhaustive: 2
+    zigzag boxed 7, 5, 7, 7, 7, 5        f = 1 0 1 1 1 0 not monotone: exhaustive 1, binary 5
+          binary: prefix 2 (1 -> lo 3), prefix 4 (1 -> lo 5 = hi): 2 prefixes, misses the error at 1
+          (binary search assumes monotone prefixes; the test shows the two methods can differ)
+    """
+    gen = make_generator(BackendConfig(backend="transformers", model=_letters_policy(toy, tmp_path / "letters"),
+                                       batch_size=16))
+    probs = {"m": Problem(id="m", source="toy", question="Ava has 3 apples and gets 4 more. How many now?",
+                          gold_answer="7")}
+
+    def resp(rid, boxed, correct):
+        steps = [f"step {i}: \\boxed{{{x}}}" for i, x in enumerate(boxed)]
+        return Response(problem_id="m", response_id=rid, steps=steps, answer=str(boxed[-1]), correct=correct)
+
+    rs = [resp("mid", [7, 7, 5, 5], False), resp("early", [7, 5, 5, 5, 5], False), resp("clean", [7, 7, 7], True),
+          resp("zigzag", [7, 5, 7, 7, 7, 5], False)]
+    k = 2
+    sp = Sampling(n=k, temperature=0.0, max_tokens=6)
+    # The construction holds: rollouts are non-empty runs of a/b (else MC would count them wrong).
+    texts = [c.text for comps in gen.generate([rollout_prompt(gen, probs["m"], rs[0].steps, 0)], sp) for c in comps]
+    assert texts and all(t and set(t) <= {"a", "b"} for t in texts), texts
+    ex = {lab.response_id: lab for lab in mc_exhaustive(gen, probs, rs, sp, 0.0, MCStats())}
+    st = MCStats()
+    bi = {lab.response_id: lab for lab in mc_binary(gen, probs, rs, sp, 0.0, st)}
+    f = {"mid": [1, 1, 0, 0], "early": [1, 0, 0, 0, 0], "clean": [1, 1, 1], "zigzag": [1, 0, 1, 1, 1, 0]}
+    assert f == _prefix_correct(gen, probs, rs, sp)  # the rollouts behave as constructed
+    assert {r: (ex[r].first_error, bi[r].first_error) for r in f} == {
+        "mid": (2, 2), "early": (1, 1), "clean": (-1, -1), "zigzag": (1, 5)}
+    assert {r: (ex[r].rollouts, bi[r].rollouts) for r in f} == {
+        "mid": (3 * k, 2 * k), "early": (4 * k, 3 * k), "clean": (2 * k, 1 * k), "zigzag": (5 * k, 2 * k)}
+    assert st.rollouts == 8 * k
+    # labels stop at the first error; binary's steps before it are inferred positive (soft 1.0)
+    assert ex["mid"].hard == bi["mid"].hard == [1, 1, 0] and ex["mid"].soft == [1.0, 1.0, 0.0]
+    assert bi["zigzag"].hard == [1, 1, 1, 1, 1, 0] and ex["zigzag"].hard == [1, 0]
+    for r in rs:
+        _check_against(f[r.response_id], ex[r.response_id], bi[r.response_id])

@@ -59,17 +59,19 @@ def test_missing_key(tmp_path):
 
 def section_configs():
     from prmlab.generation import BackendConfig
+    from prmlab.params import ProfileConfig
     from stages.analyze_bias import AnalyzeBiasConfig
-    from stages.bootstrap import RealConfig, ToyConfig
+    from stages.bootstrap import ToyConfig
     from stages.build_processbench import BuildPBConfig
     from stages.eval_bon import EvalBoNConfig
     from stages.eval_processbench import EvalPBConfig
+    from stages.inputs import RealConfig
     from stages.label_judge import LabelJudgeConfig
     from stages.label_mc import LabelMCConfig
     from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig
 
-    return {"toy": ToyConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
+    return {"profile": ProfileConfig, "toy": ToyConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
             "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig}
@@ -82,12 +84,16 @@ def test_every_profile_loads_and_validates(profile):
     path = ROOT / profile
     data = yaml.safe_load(path.read_text())
     configs = section_configs()
-    assert set(data) == set(configs), f"{profile}: sections differ from the stages' configs"
-    loaded = {s: load_params(s, cls, path) for s, cls in configs.items()}
+    toy_only, real_only = {"toy", "build_processbench"}, {"real"}
+    expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
+    assert set(data) == expected, f"{profile}: sections differ from the stages' configs"
+    loaded = {s: load_params(s, cls, path) for s, cls in configs.items() if s in expected}
     if profile != "params.yaml":
         # The paper profile must not depend on anything toy-only.
-        assert loaded["toy"].enabled is False
+        assert loaded["profile"].name == "real"
         for sec in ("policy", "judge"):
             assert not loaded[sec].model.startswith("models/"), f"{sec}.model is a toy path"
-        assert loaded["eval_processbench"].data != "toy"
+        assert "oracle" not in loaded["train_prm"].sources
         assert loaded["eval_processbench"].threshold_subset == "gsm8k"
+        assert set(loaded["real"].eval) == {"gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench",
+                                            "college_math", "mmlu_stem"}

@@ -62,6 +62,8 @@ def project(tmp_path_factory):
         shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
         shutil.copy(ROOT / name, d / name)
+    for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
+        (d / keep).mkdir(parents=True, exist_ok=True)
     (d / "params.yaml").write_text(yaml.safe_dump(tiny_params(ROOT / "params.yaml"), sort_keys=False))
     run(["git", "init", "-q"], d)
     run(["git", "config", "user.email", "t@example.com"], d)
@@ -76,19 +78,25 @@ def project(tmp_path_factory):
 @pytest.fixture(scope="session")
 def ran(project):
     """The whole study through the Prefect flow (a Prefect test harness server), once per session."""
+    from graph_audit import audit_env
     from prefect.testing.utilities import prefect_test_harness
 
-    from flows.pipeline import STAGES, pipeline
+    from flows.pipeline import pipeline, profile_stages
 
-    old = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{BIN}{os.pathsep}{old}"
+    audit = project.parent / f"{project.name}-audit"
+    audit.mkdir()
+    old = dict(os.environ)
+    # Every stage process logs what it reads and imports (tests/audit/sitecustomize.py), for the graph check.
+    os.environ.update(audit_env(audit, project, {"PATH": f"{BIN}{os.pathsep}{old['PATH']}",
+                                                 "PYTHONPATH": old.get("PYTHONPATH", "")}))
     os.environ.pop("MLFLOW_TRACKING_URI", None)
     try:
         with prefect_test_harness(server_startup_timeout=120):
             done = pipeline(project_dir=str(project))
     finally:
-        os.environ["PATH"] = old
-    assert done == STAGES
+        os.environ.clear()
+        os.environ.update(old)
+    assert done == profile_stages(project)
     return project
 
 
@@ -101,6 +109,13 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
         assert (ran / "models" / "prm" / src / "model.safetensors").exists()
     pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
     assert {"prm/oracle", "prm/consensus", "critic/judge"} <= set(pb["models"])
+
+
+def test_every_stage_declares_what_it_reads_and_imports(ran):
+    from graph_audit import undeclared
+
+    models = {role: ran / "models" / role for role in ("policy", "judge")}
+    assert undeclared(ran, ran.parent / f"{ran.name}-audit", models) == {}
 
 
 def test_dvc_second_repro_is_a_noop_and_metrics_show(ran):
@@ -139,8 +154,8 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
     names = {r.info.run_name for r in children}
     expected = {"bootstrap", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
-                "eval_processbench", "eval_bon", "analyze_bias", "report"} | {f"train_prm@{s}" for s in
-                                                                             ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
+                "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
+        f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
     assert expected <= names, expected - names
     for r in children:
         assert r.info.status == "FINISHED"
@@ -204,21 +219,35 @@ def test_killed_label_mc_resumes_without_duplicates(ran, tmp_path):
 def test_eval_processbench_on_real_text(ran, tmp_path):
     from conftest import need_data
 
+    from prmlab.data import load_processbench
+    from prmlab.io import write_jsonl
+    from prmlab.metrics import harmonic
+
     root = need_data("processbench")
     params = tiny_params(ran / "params.yaml")
-    params["eval_processbench"].update(data=str(root), subsets=["gsm8k", "math", "olympiadbench", "omnimath"],
+    params["eval_processbench"].update(subsets=["gsm8k", "math", "olympiadbench", "omnimath"],
                                        threshold_subset="gsm8k", max_items=3, max_length=4096, critic_max_tokens=16)
     pf = tmp_path / "params.yaml"
     pf.write_text(yaml.safe_dump(params))
+    items = tmp_path / "items.jsonl"
+    write_jsonl(items, [i for s in params["eval_processbench"]["subsets"] for i in load_processbench(s, str(root))])
     m = tmp_path / "pb.json"
-    run([sys.executable, "-m", "stages.eval_processbench", "--params", str(pf), "--prm", "oracle=models/prm/oracle",
-         "--metrics", str(m), "--scores", str(tmp_path / "s.jsonl")], ran,
+    run([sys.executable, "-m", "stages.eval_processbench", "--params", str(pf), "--items", str(items),
+         "--prm", "oracle=models/prm/oracle", "--metrics", str(m), "--scores", str(tmp_path / "s.jsonl")], ran,
         env={"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'ml.db'}"})
     res = json.loads(m.read_text())
     assert res["items"] == {"gsm8k": 3, "math": 3, "olympiadbench": 3, "omnimath": 3}
     for model in ("prm/oracle", "critic/judge"):
         t = res["models"][model].get("tuned", res["models"][model])
-        assert 0 <= t["average_f1"] <= 100 and set(t) >= {"gsm8k", "math", "olympiadbench", "omnimath"}
+        subs = ("gsm8k", "math", "olympiadbench", "omnimath")
+        assert set(t) >= set(subs)
+        for s in subs:  # ProcessBench's definition: F1 is the harmonic mean of the two accuracies
+            assert t[s]["f1"] == pytest.approx(harmonic(t[s]["error_acc"], t[s]["correct_acc"]))
+        assert t["average_f1"] == pytest.approx(sum(t[s]["f1"] for s in subs) / 4)
+    # Stratified cap: every subset keeps erroneous and error-free items (a plain head has only errors).
+    rows = [json.loads(x) for x in (tmp_path / "s.jsonl").read_text().splitlines()]
+    for s in ("gsm8k", "math", "olympiadbench", "omnimath"):
+        assert {r["label"] == -1 for r in rows if r["subset"] == s and r["model"] == "prm/oracle"} == {True, False}
 
 
 def free_port() -> int:
@@ -294,3 +323,28 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(ran):
         run(["dvc", "checkout", "--force"], ran)
     assert json.loads(run(["dvc", "status", "--json"], ran).stdout) == {}
     assert "prm_last" in (ran / "metrics" / "eval_bon.json").read_text()
+
+
+def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(ran):
+    """`make study-seeds` on tiny settings: seed 0 is the committed study (restored from DVC's run cache),
+    seed 1 a new world; reports/seeds.json combines their findings with across-seed intervals."""
+    run(["git", "add", "-A"], ran)
+    run(["git", "commit", "-qm", "the study", "--allow-empty"], ran)
+    try:
+        p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(ran)], ran, timeout=1500)
+        agg = json.loads((ran / "reports" / "seeds.json").read_text())
+        assert agg["runs"] == ["seed-0", "seed-1"] and agg["wall_seconds"] > 0
+        ids = {f["id"] for f in agg["findings"]}
+        # (the tiny toy ProcessBench may be empty, so only the label and Best-of-N findings are sure to exist)
+        assert {"consensus", "inflation"} <= ids, ids
+        for f in agg["findings"]:
+            assert f["verdict"] in ("reproduced", "not reproduced", "inconclusive")
+            assert all(e["seeds"] == 2 and len(e["points"]) == 2 for e in f["estimates"].values())
+        assert "95% across seeds" in (ran / "reports" / "seeds.md").read_text()
+        shown = json.loads(run(["dvc", "exp", "show", "--json"], ran).stdout)
+        revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
+        assert revs["seed-1"]["data"]["params"]["params.yaml"]["data"]["toy"]["seed"] == 1
+        assert all(f"{f['verdict']:>15}  {f['claim']}" in p.stdout for f in agg["findings"]), p.stdout
+    finally:
+        run(["git", "checkout", "HEAD", "--", "."], ran)
+        run(["dvc", "checkout", "--force"], ran)

@@ -73,7 +73,12 @@ def test_scorer_scores_every_step(trained_prm, toy):
     ex = examples(toy, 6)
     scores = TransformersScorer(str(out)).score([(e.prompt, e.completions) for e in ex])
     assert [len(s) for s in scores] == [len(e.completions) for e in ex]
-    assert all(0.0 <= x <= 1.0 for s in scores for x in s)
+    # Batched (sorted by length, padded) scores equal each item scored alone: batching, padding and
+    # putting results back in order lose nothing. (A softmax is always in [0, 1]: that check could not fail.)
+    alone = TransformersScorer(str(out), batch_size=1).score([(e.prompt, e.completions) for e in ex])
+    assert len({len(e.completions) for e in ex}) > 1  # items of different lengths, so batches are padded
+    for s, a in zip(scores, alone):
+        assert s == pytest.approx(a, abs=1e-5)
     # the class is the one the checkpoint loads into
     assert isinstance(Qwen2ForProcessRewardModel.from_pretrained(str(out)), Qwen2ForProcessRewardModel)
 
@@ -104,3 +109,100 @@ def test_training_is_deterministic_for_a_seed(toy, tmp_path):
     assert a["train_loss"] == b["train_loss"]
     items = [(e.prompt, e.completions) for e in ex]
     assert TransformersScorer(str(tmp_path / "a")).score(items) == TransformersScorer(str(tmp_path / "b")).score(items)
+
+
+def varied_examples(toy, n=32, soft=False):
+    """`n` examples over the toy ProcessBench problems, with 1-5 labelled steps each (and MC-like soft values)."""
+    import random
+
+    rng = random.Random(1)
+    problems = read_jsonl(toy["problems"] / "processbench.jsonl", Problem)
+    out = []
+    for i in range(n):
+        p = problems[i % len(problems)]
+        steps = canonical_steps(p) if i % 3 == 0 else make_flawed(rng, p, "slip")[0]
+        labels = labels_from_first_error(len(steps), verify(p, steps).first_error)
+        sv = [0.1 + 0.4 * ((i + k) % 3) for k in range(len(labels))] if soft else None
+        out.append(PRMExample(prompt=p.question, completions=steps[: len(labels)], labels=labels, soft=sv,
+                              response_id=str(i)))
+    return out
+
+
+@pytest.mark.parametrize("soft", [False, True], ids=["ce", "bce"])
+def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, monkeypatch, soft):
+    """Batch 2 x accumulation 4 == batch 8 x 1: same logged loss, same weights. The loss is normalised
+    over the labelled step tokens of the whole accumulated batch, which differ per example here, so
+    per-micro-batch means (or a missing division by the accumulation steps) would not agree."""
+    from safetensors.torch import load_file
+
+    import prmlab.prm as prm_mod
+    from stages.train_prm import TrainPRMConfig, init_prm, optimizer_steps, train
+
+    ex = varied_examples(toy, 32, soft)
+    assert len({len(e.labels) for e in ex}) >= 4
+    real_collate, seen, runs = prm_mod.collate, {}, {}
+    for bs, ga in [(8, 1), (2, 4)]:
+        order = seen[bs, ga] = []
+
+        def spy(feats, pad, order=order):  # records the order the Trainer feeds examples in
+            order.extend(tuple(f["input_ids"]) for f in feats)
+            return real_collate(feats, pad)
+
+        monkeypatch.setattr(prm_mod, "collate", spy)
+        cfg = TrainPRMConfig(lr=1e-3, epochs=1, batch_size=bs, grad_accum=ga, max_length=512, seed=0)
+        m = train(ex, toy["policy"], str(tmp_path / f"{bs}x{ga}"), cfg, soft=soft)
+        runs[bs, ga] = m, load_file(str(tmp_path / f"{bs}x{ga}" / "model.safetensors"))
+    (ma, wa), (mb, wb) = runs[8, 1], runs[2, 4]
+    # the sampler draws one permutation per epoch from the seed: both runs see the same 32 examples in the same order
+    assert seen[8, 1] == seen[2, 4] and len(seen[8, 1]) == 32
+    assert ma["optimizer_steps"] == mb["optimizer_steps"] == optimizer_steps(32, 8, 1, 1) == optimizer_steps(32, 2, 4, 1) == 4
+    assert ma["warmup_steps"] == mb["warmup_steps"] == 1  # ceil(0.05 * 4)
+    assert ma["train_loss"] == pytest.approx(mb["train_loss"], rel=1e-5), (ma["train_loss"], mb["train_loss"])
+    assert 0.3 < ma["train_loss"] < 1.0  # a per-token mean near ln 2 at the start, not 4x it
+    diff = max((wa[k] - wb[k]).abs().max().item() for k in wa)
+    assert diff < 1e-4, diff
+    init = init_prm(toy["policy"], 0)[1].state_dict()
+    moved = max((wa[k] - init[k]).abs().max().item() for k in wa)
+    assert moved > 1e-3, moved  # the weights did move, so agreeing is not trivial
+
+
+def test_warmup_steps_are_an_integer_from_the_ratio():
+    from stages.train_prm import optimizer_steps, warmup_steps
+
+    assert optimizer_steps(100, 8, 2, 3) == 21  # 13 batches -> 7 optimizer steps per epoch (a short last group counts)
+    assert optimizer_steps(100, 8, 2, 3, world_size=2) == 12  # 7 batches per process -> 4 steps
+    assert optimizer_steps(100, 8, 1, 0.5) == 7  # ceil(0.5 * 13)
+    assert optimizer_steps(3, 8, 4, 1) == 1
+    assert warmup_steps(0.05, 21) == 2 and warmup_steps(0.0, 21) == 0 and warmup_steps(0.1, 10) == 1
+    assert warmup_steps(0.07, 100) == 7  # not 8 from 7.000000000000001
+    assert isinstance(warmup_steps(0.05, 21), int)
+
+
+def test_scorer_clamps_max_length_to_the_models_positions(trained_prm, toy, capsys):
+    from prmlab.prm import make_scorer
+
+    out, _ = trained_prm
+    positions = Qwen2ForProcessRewardModel.config_class.from_pretrained(str(out)).max_position_embeddings
+    assert positions == 8192  # the toy policy's, which the PRM inherits
+    capsys.readouterr()
+    sc = make_scorer("transformers", str(out), max_length=positions + 1000)
+    err = capsys.readouterr().err
+    assert sc.max_length == positions
+    lines = [ln for ln in err.splitlines() if "max_position_embeddings" in ln]
+    assert len(lines) == 1 and str(out) in lines[0] and str(positions + 1000) in lines[0] and str(positions) in lines[0]
+    assert [len(s) for s in sc.score([("q", ["1 + 1 = 2", "2 + 2 = 4"])])] == [2]
+    # within the positions: kept as given, nothing said
+    assert make_scorer("transformers", str(out), max_length=512).max_length == 512
+    assert "max_position_embeddings" not in capsys.readouterr().err
+
+
+def test_scorer_dtype_passes_through(trained_prm, toy):
+    from prmlab.prm import make_scorer
+
+    out, _ = trained_prm
+    ex = examples(toy, 4)
+    items = [(e.prompt, e.completions) for e in ex]
+    bf = make_scorer("transformers", str(out), dtype="bfloat16")
+    assert bf.model.dtype == torch.bfloat16 and make_scorer("transformers", str(out)).model.dtype == torch.float32
+    ref, got = TransformersScorer(str(out)).score(items), bf.score(items)
+    assert max(abs(a - b) for s, t in zip(ref, got) for a, b in zip(s, t)) < 0.05  # same model, coarser numbers

@@ -15,3 +15,98 @@ def test_report_flags_a_judge_not_clearly_above_the_always_none_baseline(tmp_pat
     md = build(tmp_path, tmp_path / "figures")
     assert ("**Weak judge.**" in md) is flagged
     assert "| judge_first_error_accuracy |" in md
+
+
+# ------------------------------------------------------------------------------------------------
+# The figures a researcher expects (issue 16): Best-of-N against N, ProcessBench error/correct-sample
+# accuracy, the findings' intervals; each titled, axes labelled, saved and logged to the report's run.
+
+
+def _sub(err, ok):
+    return {"error_acc": err, "correct_acc": ok, "f1": 2 * err * ok / (err + ok), "flawed_correct_answer_acc": 0.0}
+
+
+def _metrics(d):
+    pb = {"items": {"toy_tune": 4, "toy": 4}, "empty_subsets": [], "models": {
+        "prm/a": {"threshold_0.5": {"toy_tune": _sub(50, 50), "toy": _sub(50, 50), "average_f1": 50.0, "heldout_average_f1": 50.0},
+                  "tuned": {"toy_tune": _sub(100, 100), "toy": _sub(50, 100), "average_f1": 83.3, "heldout_average_f1": 66.7,
+                            "threshold": 0.4, "threshold_subset": "toy_tune", "threshold_fallback": False}},
+        "critic/judge": {"toy_tune": _sub(0, 100), "toy": _sub(25, 75), "average_f1": 20.0}}}
+    bon = {"problems": 2, "n": 4, "results": {
+        "baselines": {"A": {"maj": 50.0, "pass": 100.0, "problems": 2, "no_responses": 0.0},
+                      "average": {"maj": 50.0, "pass": 100.0, "no_responses": 0.0}},
+        "a": {"A": {"prm_product": 75.0, "problems": 2}, "average": {"prm_product": 75.0}}},
+        "by_n": {"baselines": {"maj": {"1": 25.0, "2": 50.0, "4": 50.0}, "pass": {"1": 25.0, "2": 75.0, "4": 100.0}},
+                 "a": {"1": 25.0, "2": 50.0, "4": 75.0}}}
+    bias = {"policy": {}, "prms": {"a": {"min_on_last_step_all": 40.0, "min_on_last_step_bon_selected": 50.0,
+                                         "mean_relative_min_position": 0.5, "tie_share": 20.0,
+                                         "relative_position_hist": {"0.0-0.5": 0.4, "0.5-1.0": 0.6}}}}
+    for name, m in (("eval_processbench", pb), ("eval_bon", bon), ("analyze_bias", bias)):
+        (d / f"{name}.json").write_text(json.dumps(m))
+    return pb
+
+
+def _labelled(ax):
+    return bool(ax.get_title()) and bool(ax.get_xlabel()) and bool(ax.get_ylabel())
+
+
+def test_error_correct_averages_the_held_out_subsets_only(tmp_path):
+    from stages.report import error_correct
+
+    models = _metrics(tmp_path)["models"]
+    # held out: toy only -> prm/a at its tuned threshold (50, 100), not (75, 100) with toy_tune; the critic (25, 75)
+    assert error_correct(models, ["toy"]) == {"prm/a": (50.0, 100.0), "critic/judge": (25.0, 75.0)}
+    # both subsets: prm/a ((100 + 50) / 2, 100); critic ((0 + 25) / 2, (100 + 75) / 2)
+    assert error_correct(models, ["toy_tune", "toy"]) == {"prm/a": (75.0, 100.0), "critic/judge": (12.5, 87.5)}
+
+
+def test_report_draws_the_curve_and_bars_and_logs_them_to_its_mlflow_run(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    from prmlab.tracking import stage_run
+
+    _metrics(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
+    monkeypatch.setenv("PRMLAB_EXPERIMENT", "report-test")
+    with stage_run("report") as run:
+        md = build(tmp_path, tmp_path / "figures", run)
+    for png in ("bon_curve.png", "processbench_error_correct.png"):
+        assert (tmp_path / "figures" / png).stat().st_size > 0 and f"(figures/{png})" in md
+    logged = {a.path for a in MlflowClient(f"sqlite:///{tmp_path / 'ml.db'}").list_artifacts(run.id, "figures")}
+    assert {"figures/bon_curve.png", "figures/processbench_error_correct.png"} <= logged
+    assert "| maj@N | 25 | 50 | 50 |" in md and "| a prm@N (product) | 25 | 50 | 75 |" in md
+    assert "| a | 40 | 50 | 0.500 | 20 |" in md  # Fig. 8 table with the tie share
+
+
+def test_figures_are_titled_labelled_and_draw_the_numbers_given():
+    from prmlab import plots
+
+    fig = plots.bon_curve({"baselines": {"maj": {"1": 25.0, "2": 50.0}, "pass": {"1": 25.0, "2": 75.0}},
+                           "a": {"1": 25.0, "2": 60.0}})
+    ax = fig.axes[0]
+    assert _labelled(ax) and "%" in ax.get_ylabel()
+    assert [(list(ln.get_xdata()), list(ln.get_ydata())) for ln in ax.lines] == [
+        ([1, 2], [25.0, 50.0]), ([1, 2], [25.0, 75.0]), ([1, 2], [25.0, 60.0])]
+
+    fig = plots.processbench_error_correct({"prm/a": (50.0, 100.0), "critic/judge": (25.0, 75.0)}, "toy")
+    ax = fig.axes[0]
+    assert _labelled(ax) and "%" in ax.get_ylabel()
+    assert [p.get_height() for p in ax.patches] == [50.0, 25.0, 100.0, 75.0]  # error bars first, then correct
+
+    recs = [{"id": "hard_soft", "verdict": "inconclusive", "estimates": {"f1_hard_minus_soft": [1.0, -2.0, 4.0]}},
+            {"id": "rankings", "verdict": "reproduced",  # the multi-seed aggregate's form
+             "estimates": {"kendall_tau": {"mean": 0.2, "lo": -0.4, "hi": 0.8}}}]
+    fig = plots.findings_intervals(recs)
+    assert fig.get_suptitle() and fig.axes[-1].get_xlabel()
+    for ax, rec in zip(fig.axes, recs):
+        assert rec["id"] in ax.get_title() and rec["verdict"] in ax.get_title()
+        point = ax.lines[0].get_xdata()[0]
+        assert point == (1.0 if rec["id"] == "hard_soft" else 0.2)
+        assert any(list(ln.get_xdata()) == [0, 0] for ln in ax.lines)  # the line at 0
+        assert "(" in ax.get_yticklabels()[0].get_text()  # the estimate's unit
+    # the interval's ends: the error bar spans lo .. hi
+    seg = fig.axes[0].collections[0].get_segments()[0]
+    assert [seg[0][0], seg[1][0]] == [-2.0, 4.0]
+    import matplotlib.pyplot as plt
+
+    plt.close("all")

@@ -1,15 +1,22 @@
-"""Loaders for the real evaluation data: ProcessBench and the Best-of-N benchmarks.
+"""Loaders for the real data: ProcessBench, the Best-of-N benchmarks, the GSM8K and MATH train sets.
 
 ProcessBench comes from local JSON files (`<dir>/<subset>.json`, as in QwenLM/ProcessBench) or,
 for users with hub access, `datasets.load_dataset("Qwen/ProcessBench", split=subset)`. The BoN
 benchmarks (Qwen2.5-Math's `evaluation/data/<name>/test.jsonl`) have different field names per
-benchmark; `load_benchmark` maps each to one `Problem` with a gold answer.
+benchmark; `load_benchmark` maps each to one `Problem` with a gold answer. MATH also comes in its
+original layout, one JSON file per problem under `<split>/<subject>/<n>.json` (gold = the last
+`\\boxed{}` of the solution): give the folder instead of a file. The train sets reuse the formats
+(`gsm8k_train` reads like `gsm8k`, `math_train` like `math`).
+
+`dedup` drops training problems whose normalised text equals any evaluation problem's, so no
+ProcessBench or Best-of-N problem leaks into PRM training data.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 from pathlib import Path
 
 from prmlab.io import DataError, iter_jsonl, read_json
@@ -17,7 +24,11 @@ from prmlab.records import Problem, ProcessBenchItem
 from prmlab.steps import extract_answer, last_boxed
 
 PROCESSBENCH_SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
-BON_BENCHMARKS = ("gsm8k", "math500", "minerva_math", "gaokao2023en", "olympiadbench", "college_math", "mmlu_stem")
+# The paper's seven (Table 6): GSM8K, MATH, Minerva Math, GaoKao 2023 En, OlympiadBench, College Math,
+# MMLU STEM. MATH500 (the first 500 of Lightman et al.'s split) stays available as a cheaper MATH.
+BON_BENCHMARKS = ("gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench", "college_math", "mmlu_stem")
+TRAIN_SETS = ("gsm8k_train", "math_train")
+FORMATS = {"gsm8k_train": "gsm8k", "math_train": "math", "math500": "math"}
 
 
 def _pb_item(d: dict, subset: str, where: str) -> ProcessBenchItem:
@@ -25,7 +36,13 @@ def _pb_item(d: dict, subset: str, where: str) -> ProcessBenchItem:
         steps = d["steps"]
         if not isinstance(steps, list) or not all(isinstance(s, str) for s in steps):
             raise DataError(f"{where}: 'steps' must be a list of strings")
-        label = int(d["label"])
+        label = d["label"]
+        if isinstance(label, bool) or not isinstance(label, int):
+            raise DataError(f"{where}: field 'label': expected an integer, got {label!r:.60}")
+        if not isinstance(d["final_answer_correct"], bool):  # bool("false") would be True
+            raise DataError(f"{where}: field 'final_answer_correct': expected true/false, got {d['final_answer_correct']!r:.60}")
+        if not steps:
+            raise DataError(f"{where}: field 'steps': an item needs at least one step")
         if not -1 <= label < len(steps):
             raise DataError(f"{where}: label {label} outside -1..{len(steps) - 1}")
         return ProcessBenchItem(
@@ -33,7 +50,7 @@ def _pb_item(d: dict, subset: str, where: str) -> ProcessBenchItem:
             generator=str(d.get("generator", "")),
             problem=d["problem"],
             steps=list(steps),
-            final_answer_correct=bool(d["final_answer_correct"]),
+            final_answer_correct=d["final_answer_correct"],
             label=label,
             subset=subset,
         )
@@ -71,7 +88,7 @@ def _strip_dollars(s: str) -> str:
 def _gold(name: str, d: dict) -> str | None:
     if name == "gsm8k":
         return extract_answer(d["answer"])  # "#### 18"
-    if name in ("math500", "math"):
+    if name == "math":
         return d.get("answer") or last_boxed(d["solution"])
     if name == "minerva_math":
         return last_boxed(d["solution"])
@@ -84,7 +101,7 @@ def _gold(name: str, d: dict) -> str | None:
         return ", ".join(_strip_dollars(a) for a in fa)
     if name == "mmlu_stem":
         return "ABCD"[int(d["answer"])]
-    raise DataError(f"unknown benchmark '{name}'; known: {list(BON_BENCHMARKS)}")
+    raise DataError(f"unknown benchmark '{name}'; known: {sorted(set(BON_BENCHMARKS) | set(FORMATS))}")
 
 
 def _question(name: str, d: dict) -> str:
@@ -100,18 +117,77 @@ def _question(name: str, d: dict) -> str:
     raise KeyError("question")
 
 
+def _rows(path: Path) -> list[tuple[str, str, dict]]:
+    """(where, default id, row) for a JSONL file, or for a folder of one-JSON-per-problem files (MATH layout)."""
+    if path.is_dir():
+        files = sorted(path.rglob("*.json"), key=lambda f: (f.parent.name, int(f.stem) if f.stem.isdigit() else 0, f.stem))
+        if not files:
+            raise DataError(f"{path}: folder holds no <subject>/<n>.json problem files")
+        return [(str(f), f"{f.parent.name}/{f.stem}", read_json(f)) for f in files]
+    return [(f"{path}:{ln}", str(ln - 1), d) for ln, d in iter_jsonl(path)]
+
+
 def load_benchmark(name: str, path: str | Path) -> list[Problem]:
-    """One benchmark file -> problems (gold_answer None where the file has none). Bad rows raise naming file and line."""
+    """One benchmark file (or MATH folder) -> problems (gold_answer None where the row has none).
+    Bad rows raise naming the file and line."""
     path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: benchmark '{name}' not found")
+    fmt = FORMATS.get(name, name)
     out = []
-    for ln, d in iter_jsonl(path):
+    for where, default_id, d in _rows(path):
         try:
-            gold = _gold(name, d)
-            q = _question(name, d)
-        except (KeyError, ValueError, SyntaxError, json.JSONDecodeError) as e:
-            raise DataError(f"{path}:{ln}: cannot read a {name} problem ({type(e).__name__}: {e})") from None
+            gold = _gold(fmt, d)
+            q = _question(fmt, d)
+        except (KeyError, ValueError, SyntaxError, TypeError, json.JSONDecodeError) as e:
+            raise DataError(f"{where}: cannot read a {name} problem ({type(e).__name__}: {e})") from None
         # A row without a gold answer is kept with gold_answer=None: stages skip and count it.
         gold = str(gold).strip() if gold is not None and str(gold).strip() else None
-        pid = str(d.get("idx", d.get("id", d.get("unique_id", ln - 1))))
+        pid = str(d.get("idx", d.get("id", d.get("unique_id", default_id))))
         out.append(Problem(id=f"{name}-{pid}", source=name, question=q, gold_answer=gold))
     return out
+
+
+def normalise(text: str) -> str:
+    """The key two problems are duplicates by: lower-case letters and digits only (drops spacing,
+    punctuation and LaTeX markup differences such as `$`, `\\(` or `\\,`); multiple-choice options cut."""
+    text = text.split("\nAnswer Choices:")[0]
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def dedup(train: list[Problem], eval_texts: dict[str, list[str]]) -> tuple[list[Problem], dict[str, int]]:
+    """Drop training problems whose normalised text matches an evaluation problem's (and repeats
+    within train). Returns the kept problems and counts: removed per evaluation set, and in total."""
+    owner: dict[str, str] = {}
+    for name, texts in eval_texts.items():
+        for t in texts:
+            owner.setdefault(normalise(t), name)
+    kept, seen = [], set()
+    removed = {f"removed_{name}": 0 for name in eval_texts} | {"removed_train_repeats": 0}
+    for p in train:
+        key = normalise(p.question)
+        if key in owner:
+            removed[f"removed_{owner[key]}"] += 1
+        elif key in seen:
+            removed["removed_train_repeats"] += 1
+        else:
+            seen.add(key)
+            kept.append(p)
+    removed["removed_total"] = len(train) - len(kept)
+    return kept, removed
+
+
+def stratified_head(items: list[ProcessBenchItem], k: int) -> list[ProcessBenchItem]:
+    """The first `k` items with erroneous (label >= 0) and error-free items in their proportions
+    (at least one of each where both exist), in file order. ProcessBench lists erroneous items
+    first, so a plain head would hold no error-free item and F1 would be 0 by construction."""
+    if k >= len(items):
+        return list(items)
+    err = [i for i in items if i.label != -1]
+    ok = [i for i in items if i.label == -1]
+    n_err = round(k * len(err) / len(items))
+    if err and ok:
+        n_err = min(max(n_err, 1), k - 1)
+    n_err = min(n_err, len(err))
+    keep = {id(i) for i in err[:n_err] + ok[: k - n_err]}
+    return [i for i in items if id(i) in keep]

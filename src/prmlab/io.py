@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -19,6 +20,16 @@ from prmlab.records import Record, RecordError
 R = TypeVar("R", bound=Record)
 
 
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+# mkstemp creates 0600 files; outputs get the mode any new file gets (0644 under the usual umask 022).
+FILE_MODE = 0o666 & ~_umask()
+
+
 class DataError(ValueError):
     """Bad input data; the message names the file and line."""
 
@@ -26,12 +37,16 @@ class DataError(ValueError):
 def atomic_write_text(path: str | Path, text: str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # A temp file of this path left by a killed writer (kill -9 skips the cleanup below).
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        stale.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -58,26 +73,43 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found")
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise DataError(f"{path}:{lineno}: not UTF-8 (byte 0x{raw[e.start]:02x} at column {e.start + 1})") from None
             if not line.strip():
                 continue
             try:
-                yield lineno, json.loads(line)
+                yield lineno, json.loads(line.rstrip("\r\n"))  # so a column past the end reads as such
             except json.JSONDecodeError as e:
                 raise DataError(f"{path}:{lineno}: malformed JSON ({e.msg} at column {e.colno})") from None
 
 
 def read_jsonl(path: str | Path, cls: type[R] | None = None) -> list:
+    return [rec for _, rec in read_jsonl_lines(path, cls)]
+
+
+def read_jsonl_lines(path: str | Path, cls: type[R] | None = None) -> list[tuple[int, Any]]:
+    """(line number, record) pairs, each record validated (types, ranges) and its id unique in the file;
+    the line numbers let a stage name the line when a check needs another file (e.g. the step count)."""
     out = []
+    seen: dict[Any, int] = {}
     for lineno, obj in iter_jsonl(path):
         if cls is None:
-            out.append(obj)
+            out.append((lineno, obj))
             continue
         try:
-            out.append(cls.from_dict(obj))
+            rec = cls.from_dict(obj)
         except (RecordError, TypeError) as e:
             raise DataError(f"{path}:{lineno}: {e}") from None
+        ident = rec.ident()
+        if ident is not None:
+            if ident in seen:
+                raise DataError(f"{path}:{lineno}: field '{cls.key}': duplicate {ident!r} (first on line {seen[ident]})")
+            seen[ident] = lineno
+        out.append((lineno, rec))
     return out
 
 
@@ -87,6 +119,8 @@ def read_json(path: str | Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DataError(f"{path}: file not found") from None
+    except UnicodeDecodeError as e:
+        raise DataError(f"{path}: not UTF-8 (byte 0x{e.object[e.start]:02x} at offset {e.start})") from None
     except json.JSONDecodeError as e:
         raise DataError(f"{path}:{e.lineno}: malformed JSON ({e.msg})") from None
 
@@ -104,9 +138,15 @@ class ShardWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         # Shards made with other inputs or params must not be reused.
         fp = self.dir / "FINGERPRINT"
-        if fp.exists() and fp.read_text() != fingerprint:
-            for p in self.dir.glob("shard-*.jsonl"):
+        old = sorted(self.dir.glob("shard-*.jsonl"))
+        if old and (not fp.exists() or fp.read_text() != fingerprint):
+            # Said aloud: a rerun that redoes work should say why (model, code, params or inputs changed).
+            print(f"[{self.out.name}] discarding {len(old)} shard(s) in {self.dir}: made with other params, inputs, "
+                  "model weights, tokenizer, template or code", file=sys.stderr)
+            for p in old + sorted(self.dir.glob("meta-*.json")):
                 p.unlink()
+        for stale in self.dir.glob(".*.tmp"):  # left by a writer killed mid-shard
+            stale.unlink()
         atomic_write_text(fp, fingerprint)
 
     def path(self, i: int) -> Path:
@@ -120,6 +160,14 @@ class ShardWriter:
 
     def read(self, i: int, cls: type[R] | None = None) -> list:
         return read_jsonl(self.path(i), cls)
+
+    def write_meta(self, i: int, obj: Any) -> None:
+        """Counts that belong to shard i but not to its records (e.g. responses dropped), kept beside it
+        so a resumed run reports what an uninterrupted one would. Write before the shard itself."""
+        write_json(self.dir / f"meta-{i:05d}.json", obj)
+
+    def read_meta(self, i: int) -> Any:
+        return read_json(self.dir / f"meta-{i:05d}.json")
 
     def finish(self, n_shards: int) -> int:
         lines: list[str] = []

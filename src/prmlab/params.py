@@ -134,3 +134,19 @@ def check(cond: bool, msg: str) -> None:
     """For config `__post_init__` validation."""
     if not cond:
         raise ParamsError(msg)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProfileConfig:
+    """`profile` in params: the lists dvc.yaml generates its one-profile stages from (foreach)."""
+
+    toy: list[str] = dataclasses.field(default_factory=list)
+    real: list[str] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self):
+        check((self.toy, self.real) in ((["toy"], []), ([], ["real"])),
+              "profile: either toy: [toy] and real: [] (the toy profile) or toy: [] and real: [real] (the real one)")
+
+    @property
+    def name(self) -> str:
+        return "toy" if self.toy else "real"

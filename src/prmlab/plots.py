@@ -8,13 +8,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def min_position_bars(last_share: dict[str, float], paper_ref: float = 17.5):
-    """Share of BoN-selected responses whose lowest step score is on the final step, per PRM."""
+def min_position_bars(last_share: dict[str, float]):
+    """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8)."""
     fig, ax = plt.subplots(figsize=(6, 3.2))
     names = list(last_share)
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
-    ax.axhline(paper_ref, ls="--", color="gray", lw=1, label=f"Qwen2.5-Math-PRM-7B (paper): {paper_ref}%")
-    ax.set_ylabel("min score on final step (%)")
+    ax.axhline(40.0, ls="--", color="gray", lw=1, label="paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > 40%")
+    ax.axhline(9.8, ls=":", color="gray", lw=1, label="paper Fig. 8: Qwen MC-trained PRM 9.8%")
+    ax.set_ylabel("min score on final step (% of responses)")
     ax.set_title("Where PRMs put their lowest step score")
     ax.legend(fontsize=7)
     ax.tick_params(axis="x", rotation=30, labelsize=8)
@@ -31,8 +32,9 @@ def min_position_hist(hists: dict[str, dict[str, float]]):
         for k, n in enumerate(names):
             ax.bar([b + k * w for b in range(len(bins))], [hists[n][x] for x in bins], width=w, label=n)
         ax.set_xticks([b + 0.4 - w / 2 for b in range(len(bins))], bins, fontsize=8)
-    ax.set_xlabel("relative position of the lowest step score")
-    ax.set_ylabel("share of responses")
+    ax.set_xlabel("relative position of the lowest step score (0: first step, 1: final step)")
+    ax.set_ylabel("share of responses (fraction)")
+    ax.set_title("Where the lowest step score sits, all responses")
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig
@@ -44,8 +46,8 @@ def bon_vs_processbench(points: dict[str, tuple[float, float]]):
     for name, (bon, pb) in points.items():
         ax.scatter(pb, bon)
         ax.annotate(name, (pb, bon), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("ProcessBench average F1")
-    ax.set_ylabel("Best-of-8 accuracy (prm@8, product)")
+    ax.set_xlabel("ProcessBench average F1 (%)")
+    ax.set_ylabel("Best-of-N accuracy (prm@N, product, %)")
     ax.set_title("BoN vs step-level evaluation")
     fig.tight_layout()
     return fig
@@ -60,7 +62,96 @@ def label_quality(audit: dict[str, dict]):
         ax.bar([i + k * w for i in range(len(names))], [audit[n][key] for n in names], width=w, label=key)
     ax.set_xticks([i + w for i in range(len(names))], names)
     ax.set_ylim(0, 1)
+    ax.set_xlabel("label source")
+    ax.set_ylabel("score (fraction, 0-1)")
     ax.set_title("Label quality against the exact verifier")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def bon_curve(by_n: dict[str, dict]):
+    """Best-of-N accuracy against N: prm@N (product) per PRM, with maj@N and pass@N (eval_bon's `by_n`:
+    {"baselines": {"maj": {"N": %}, "pass": {...}}, prm name: {"N": %}})."""
+    fig, ax = plt.subplots(figsize=(6, 3.8))
+    base = by_n.get("baselines", {})
+    styles = {"maj": ("maj@N (majority vote)", "--", "gray"), "pass": ("pass@N (any correct)", ":", "black")}
+    for key, (label, ls, color) in styles.items():
+        if key in base:
+            ns = sorted(base[key], key=int)
+            ax.plot([int(n) for n in ns], [base[key][n] for n in ns], ls=ls, color=color, marker="s", ms=3, label=label)
+    for name, curve in by_n.items():
+        if name != "baselines":
+            ns = sorted(curve, key=int)
+            ax.plot([int(n) for n in ns], [curve[n] for n in ns], marker="o", ms=4, label=f"{name} prm@N (product)")
+    ns = sorted({int(n) for c in [*base.values(), *(v for k, v in by_n.items() if k != "baselines")] for n in c})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.set_xlabel("N (responses per problem)")
+    ax.set_ylabel("accuracy (% of problems)")
+    ax.set_title("Best-of-N accuracy against N")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+# Units of the findings' estimates, by name prefix (prmlab.findings), for the interval plot's row labels.
+_UNITS = {"f1_": "F1 points", "kept_share": "% of responses", "inflation_": "% of problems",
+          "min_on_last_": "percentage points", "kendall_tau": "unitless; 1 = same order"}
+
+
+def _unit(name: str) -> str:
+    return next((u for p, u in _UNITS.items() if name.startswith(p)), "")
+
+
+def findings_intervals(records: list[dict]):
+    """One panel per finding, one row per estimate: the point and its 95% interval as a horizontal error
+    bar, a vertical line at 0 (no difference). Accepts one seed's records ({name: [point, lo, hi]}) and
+    the multi-seed aggregate ({name: {"mean", "lo", "hi"}})."""
+    recs = [r for r in records if r.get("estimates")]
+    heights = [max(len(r["estimates"]), 1) * 0.45 + 0.7 for r in recs] or [1.0]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(7, sum(heights) + 0.6), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
+    for ax, rec in zip(axes[:, 0], recs):
+        names = list(rec["estimates"])
+        vals = [rec["estimates"][n] for n in names]
+        pts = [v["mean"] if isinstance(v, dict) else v[0] for v in vals]
+        lo = [v["lo"] if isinstance(v, dict) else v[1] for v in vals]
+        hi = [v["hi"] if isinstance(v, dict) else v[2] for v in vals]
+        ys = list(range(len(names)))[::-1]
+        # A NaN bound (one seed: no across-seed interval) draws the point alone.
+        err = [[p - a if a == a else 0.0 for p, a in zip(pts, lo)], [b - p if b == b else 0.0 for p, b in zip(pts, hi)]]
+        ax.errorbar(pts, ys, xerr=err, fmt="o", color="#4878a8", capsize=3)
+        ax.axvline(0.0, color="gray", lw=1)
+        if "kendall_tau" in names:  # the rankings verdict compares tau with 1 (same order), not 0
+            ax.axvline(1.0, color="gray", lw=1, ls="--")
+        if "kept_share" in names:  # the consensus verdict reads "about 40%" as 25-55%
+            ax.axvspan(25.0, 55.0, color="gray", alpha=0.15, lw=0)
+        ax.set_yticks(ys, [f"{n} ({_unit(n)})" if _unit(n) else n for n in names], fontsize=7)
+        ax.set_ylim(-0.7, len(names) - 0.3)
+        ax.set_title(f"{rec.get('id', '')}: {rec.get('verdict', '')}", fontsize=9)
+        ax.tick_params(axis="x", labelsize=7)
+    axes[-1, 0].set_xlabel("estimate with 95% interval (unit per row; line at 0: no difference)")
+    fig.suptitle("Findings: estimates and 95% intervals")
+    fig.tight_layout()
+    return fig
+
+
+def processbench_error_correct(acc: dict[str, tuple[float, float]], scope: str = ""):
+    """Grouped bars per model: ProcessBench accuracy on erroneous samples (the earliest wrong step found
+    exactly) and on error-free samples, averaged over `scope` (e.g. the held-out subsets)."""
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    names = list(acc)
+    w = 0.38
+    ax.bar([i - w / 2 for i in range(len(names))], [acc[n][0] for n in names], width=w, label="erroneous samples",
+           color="#c44e52")
+    ax.bar([i + w / 2 for i in range(len(names))], [acc[n][1] for n in names], width=w, label="error-free samples",
+           color="#55a868")
+    ax.set_xticks(range(len(names)), names, rotation=30, fontsize=8)
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_xlabel("model")
+    ax.set_title("ProcessBench accuracy by sample type" + (f" ({scope})" if scope else ""), fontsize=10)
     ax.legend(fontsize=7)
     fig.tight_layout()
     return fig

@@ -17,6 +17,7 @@ Scorers share one call, `score(items) -> per-step probabilities`:
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,7 +26,7 @@ from torch import nn
 from transformers import Qwen2Config, Qwen2Model, Qwen2PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from prmlab.generation import Closing, shutdown_vllm
+from prmlab.generation import Closing, _has_gpu, shutdown_vllm
 from prmlab.prompts import policy_messages
 
 STEP_TOKEN = "<extra_0>"
@@ -56,7 +57,8 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
 
 def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
     """Backbone from the policy (as the paper initialises from Qwen2.5-Math-7B-Instruct), new head."""
-    model = Qwen2ForProcessRewardModel.from_pretrained(policy_dir, dtype=torch.float32)
+    # safetensors only, here and below: a pickle checkpoint (*.bin) runs code when loaded
+    model = Qwen2ForProcessRewardModel.from_pretrained(policy_dir, dtype=torch.float32, use_safetensors=True)
     if len(tokenizer) > model.config.vocab_size:  # a tokenizer that lacked <extra_0> got it added
         model.resize_token_embeddings(len(tokenizer))
     model.config.architectures = [ARCH]
@@ -106,9 +108,12 @@ def training_features(tokenizer, ex: dict, max_length: int, soft: bool) -> dict:
     enc = encode(tokenizer, ex["prompt"], ex["completions"], max_length)
     labels = [-100] * len(enc.input_ids)
     targets = [-1.0] * len(enc.input_ids)
+    has_soft = soft and ex.get("soft") is not None
     for k, p in enumerate(enc.step_positions):
-        labels[p] = int(ex["labels"][k])
-        if soft and ex.get("soft") is not None:
+        # soft training: a step without an MC value is unlabelled, so the Trainer's count of
+        # labelled tokens (`num_items_in_batch`, from `labels`) is the count the soft loss sums over
+        labels[p] = int(ex["labels"][k]) if has_soft or not soft else -100
+        if has_soft:
             targets[p] = float(ex["soft"][k])
     return {"input_ids": enc.input_ids, "labels": labels, "soft_targets": targets, "dropped": enc.dropped_steps}
 
@@ -132,24 +137,50 @@ def collate(features: list[dict], pad_id: int) -> dict:
 
 
 def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Tensor,
-             kind: Literal["ce", "mse", "bce"]) -> torch.Tensor:
-    """Hard labels: cross-entropy at the step tokens. Soft: MSE or BCE on P(class 1) vs the MC value."""
+             kind: Literal["ce", "mse", "bce"], num_items: torch.Tensor | int | None = None) -> torch.Tensor:
+    """Hard labels: cross-entropy at the step tokens. Soft: MSE or BCE on P(class 1) vs the MC value.
+
+    Per-token losses are summed and divided by `num_items` (the labelled step tokens of the whole
+    accumulated batch, as the Trainer counts them), else by this batch's own count (a mean).
+    """
     logits = logits.float()
     if kind == "ce":
-        return nn.functional.cross_entropy(logits.view(-1, 2), labels.view(-1), ignore_index=-100)
-    mask = soft_targets >= 0
-    p1 = logits.softmax(-1)[..., 1][mask]
-    t = soft_targets[mask]
-    if kind == "mse":
-        return nn.functional.mse_loss(p1, t)
-    return nn.functional.binary_cross_entropy(p1.clamp(1e-6, 1 - 1e-6), t)
+        per = nn.functional.cross_entropy(logits.view(-1, 2), labels.view(-1), ignore_index=-100, reduction="none")
+        per = per[labels.view(-1) != -100]
+    else:
+        mask = soft_targets >= 0
+        p1 = logits.softmax(-1)[..., 1][mask]
+        t = soft_targets[mask]
+        if kind == "mse":
+            per = nn.functional.mse_loss(p1, t, reduction="none")
+        else:
+            per = nn.functional.binary_cross_entropy(p1.clamp(1e-6, 1 - 1e-6), t, reduction="none")
+    if num_items is None:
+        return per.mean()
+    if torch.is_tensor(num_items):
+        num_items = num_items.to(per.device)
+    return per.sum() / num_items
 
 
 # ------------------------------------------------------------------------------------------ scorers
 
 
+def effective_max_length(path: str, max_length: int) -> int:
+    """`max_length`, clamped to the checkpoint's `max_position_embeddings` (said on stderr): longer
+    inputs would run past the positions the model was trained on (vLLM refuses them outright)."""
+    from transformers import AutoConfig
+
+    positions = getattr(AutoConfig.from_pretrained(path), "max_position_embeddings", None)
+    if positions and max_length > positions:
+        print(f"[prm] {path}: max_length {max_length} > max_position_embeddings {positions}; "
+              f"scoring with max_length {positions}", file=sys.stderr)
+        return int(positions)
+    return max_length
+
+
 class Scorer(Closing):
     truncated_items = 0
+    max_length: int  # the effective one (after clamping to the model's positions), for metrics
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
         raise NotImplementedError
@@ -159,8 +190,8 @@ class TransformersScorer(Scorer):
     def __init__(self, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32"):
         self.tok = prepare_tokenizer(path)
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = Qwen2ForProcessRewardModel.from_pretrained(path, dtype=getattr(torch, dtype)).to(self.device).eval()
-        self.batch_size, self.max_length = batch_size, max_length
+        self.model = Qwen2ForProcessRewardModel.from_pretrained(path, dtype=getattr(torch, dtype), use_safetensors=True).to(self.device).eval()
+        self.batch_size, self.max_length = batch_size, effective_max_length(path, max_length)
 
     @torch.no_grad()
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
@@ -181,17 +212,20 @@ class TransformersScorer(Scorer):
 
 
 class VLLMScorer(Scorer):
-    def __init__(self, path: str, max_length: int = 4096, dtype: str = "float32", kv_cache_gib: int = 2, seed: int = 0):
+    def __init__(self, path: str, max_length: int = 4096, dtype: str = "float32", kv_cache_gib: int = 2, seed: int = 0,
+                 tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9):
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         from vllm import LLM
         from vllm.config import PoolerConfig
 
         self.tok = prepare_tokenizer(path)
-        self.max_length = max_length
+        self.max_length = effective_max_length(path, max_length)
         step_id = self.tok.convert_tokens_to_ids(STEP_TOKEN)
-        self.llm = LLM(model=path, runner="pooling", dtype=dtype, max_model_len=max_length, seed=seed,
-                       pooler_config=PoolerConfig(step_tag_id=step_id))
+        kw = {"gpu_memory_utilization": gpu_memory_utilization} if _has_gpu() else {}
+        self.llm = LLM(model=path, runner="pooling", dtype=dtype, max_model_len=self.max_length, seed=seed,
+                       tensor_parallel_size=tensor_parallel_size, pooler_config=PoolerConfig(step_tag_id=step_id),
+                       load_format="safetensors", **kw)  # never unpickle a *.bin checkpoint
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
         from vllm.inputs import TokensPrompt
@@ -212,9 +246,13 @@ class VLLMScorer(Scorer):
         self.llm = None
 
 
-def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32") -> Scorer:
+def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
+                tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9) -> Scorer:
+    """`max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
+    tensor parallelism and the GPU memory share apply to vLLM only (the latter on a GPU only)."""
     if backend == "transformers":
         return TransformersScorer(path, batch_size, max_length, dtype)
     elif backend == "vllm":
-        return VLLMScorer(path, max_length, dtype)
+        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size,
+                          gpu_memory_utilization=gpu_memory_utilization)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")

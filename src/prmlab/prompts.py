@@ -1,13 +1,20 @@
 """Prompts for the policy, the judge and the critic, and the parsers for their answers.
 
-Templates live in `prmlab/prompts/*.txt` (Python `str.format` with `{problem}` and
-`{tagged_response}`); a params key may name a file of the user's instead, e.g. the official
-ProcessBench template, with the same placeholders. Two answer styles:
+Templates live in `prmlab/prompts/*.txt` (Python `str.format`); a params key may name a file of
+the user's instead, e.g. the official ProcessBench template or the PRM paper's judge prompt. A
+template is read as ProcessBench's `run_eval.py` reads its own (`.read().strip()`), must hold
+`{tagged_response}` and one of `{problem}` / `{tagged_problem}` (the problem inside
+`<math_problem>` tags, as the paper's prompt has it), and is checked by a trial `str.format` when
+loaded, so a stray `\\boxed{}` fails at once, naming the file. The solution's steps become
+`<paragraph_k>` blocks joined exactly as `run_eval.py` does; the whole prompt is one user message.
+Two answer styles:
 
 - `critic` (ProcessBench): paragraphs `<paragraph_0>`.., the earliest wrong index in `\\boxed{}`,
-  -1 if none. 0-based.
-- `paper` (PRM paper, Appendix C): paragraphs numbered from 1, one analysis per paragraph, then
-  "Conclusion: Correct" or "Conclusion: Incorrect" with the paragraph number in `\\boxed{}`. 1-based.
+  -1 if none. 0-based; the last `\\boxed{}` of the answer is the verdict.
+- `paper` (PRM paper, Appendix C): paragraphs `<paragraph_1>`.., one `<analysis_k>` block per
+  paragraph in order, stopping at the first wrong one, then `<conclusion>Correct</conclusion>` or
+  `<conclusion>Incorrect</conclusion>` with no index: "Incorrect" means the error is in the last
+  paragraph analysed (the last `<analysis_k>` opening tag), 1-based, converted here once.
 
 Parsers return a 0-based step index, -1 for "no error", or None when the answer cannot be parsed
 or names a paragraph that does not exist. They never guess: None is never read as "correct".
@@ -18,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from importlib import resources
-from pathlib import Path
+from string import Formatter
 from typing import Literal
 
 from prmlab.steps import last_boxed
@@ -39,22 +46,71 @@ def policy_messages(question: str) -> list[dict]:
     return [{"role": "system", "content": POLICY_SYSTEM}, {"role": "user", "content": question}]
 
 
+PLACEHOLDERS = ("problem", "tagged_problem", "tagged_response")
+
+
 def load_template(style: Style, template_file: str | None = None) -> str:
-    text = Path(template_file).read_text(encoding="utf-8") if template_file else builtin(
-        "critic" if style == "critic" else "judge_paper"
-    )
-    for key in ("{problem}", "{tagged_response}"):
-        if key not in text:
-            raise ValueError(f"template {template_file or style}: missing placeholder {key}")
+    """The template text, read as ProcessBench's run_eval.py does (`.read().strip()`), checked now.
+
+    A trailing newline in the file therefore changes nothing. The template must use
+    `{tagged_response}` and `{problem}` or `{tagged_problem}`, no other placeholder; literal braces
+    (e.g. `\\boxed{}`) must be escaped as `{{ }}`. Raises ValueError naming the file.
+    """
+    where = template_file or f"built-in {style}"
+    if template_file:
+        with open(template_file, encoding="utf-8") as f:
+            raw = f.read()
+        text = raw.strip()
+        lead = raw[: len(raw) - len(raw.lstrip())].count("\n")  # blank lines strip() removed, for line numbers
+    else:
+        text = builtin("critic" if style == "critic" else "judge_paper").strip()
+        lead = 0
+    hint = "; escape literal braces as {{ }}"
+    try:
+        fields = {name for _, name, _, _ in Formatter().parse(text) if name is not None}
+        unknown = sorted(fields - set(PLACEHOLDERS))
+        if unknown:
+            shown = ", ".join("{" + n + "}" for n in unknown)
+            # the line of the first one, so a user finds the unescaped `\boxed{}` in a long template
+            line = next((i for i, ln in enumerate(text.splitlines(), 1)
+                         if any(name is not None and name in unknown for _, name, _, _ in _safe_parse(ln))), None)
+            at = f" on line {line + lead}" if line else ""
+            raise ValueError(f"unknown placeholder(s) {shown}{at} (known: {{problem}}, {{tagged_problem}}, "
+                             f"{{tagged_response}})")
+        text.format(problem="P", tagged_problem="<math_problem>\nP\n</math_problem>", tagged_response="R")
+    except (ValueError, KeyError, IndexError, AttributeError) as e:
+        raise ValueError(f"template {where}: {e}{hint}") from None
+    if "tagged_response" not in fields:
+        raise ValueError(f"template {where}: missing placeholder {{tagged_response}}")
+    if not fields & {"problem", "tagged_problem"}:
+        raise ValueError(f"template {where}: missing placeholder {{problem}} or {{tagged_problem}}")
     return text
 
 
+def _safe_parse(line: str) -> list:
+    try:
+        return list(Formatter().parse(line))
+    except ValueError:
+        return []
+
+
 def tag_paragraphs(steps: list[str], base: int) -> str:
-    return "\n\n".join(f"<paragraph_{i + base}>\n{s}\n</paragraph_{i + base}>" for i, s in enumerate(steps))
+    """Steps as `<paragraph_k>` blocks, built literally as ProcessBench's run_eval.py builds them."""
+    tagged_response = ""
+    for i, step in enumerate(steps):
+        tagged_response += f"<paragraph_{i + base}>\n{step}\n</paragraph_{i + base}>\n\n"
+    return tagged_response.strip()
+
+
+def tag_problem(problem: str) -> str:
+    """The problem as the PRM paper's judge prompt shows it (its `{tagged_problem}`)."""
+    return f"<math_problem>\n{problem}\n</math_problem>"
 
 
 def judge_messages(template: str, style: Style, problem: str, steps: list[str]) -> list[dict]:
-    content = template.format(problem=problem, tagged_response=tag_paragraphs(steps, BASE[style]))
+    """The whole prompt as one user message (as run_eval.py sends it); paragraphs numbered per style."""
+    content = template.format(problem=problem, tagged_problem=tag_problem(problem),
+                              tagged_response=tag_paragraphs(steps, BASE[style]))
     return [{"role": "user", "content": content}]
 
 
@@ -65,8 +121,20 @@ def _int(s: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+_CONCLUSION = re.compile(r"<conclusion>(.*?)</conclusion>", re.DOTALL | re.IGNORECASE)
+# Only the whole verdict word, alone but for whitespace, punctuation or markdown around it.
+_VERDICT = re.compile(r"[\W_]*\b(correct|incorrect)\b[\W_]*", re.IGNORECASE)
+_ANALYSIS_OPEN = re.compile(r"<analysis_(\d+)>", re.IGNORECASE)
+
+
 def parse_judgement(style: Style, text: str, n_steps: int) -> int | None:
-    """Answer text -> 0-based first wrong step, -1 for none, None if unparseable or out of range."""
+    """Answer text -> 0-based first wrong step, -1 for none, None if unparseable or out of range.
+
+    critic: the last `\\boxed{}` holds the 0-based index (-1: none).
+    paper: the last `<conclusion>` block decides; "Correct" -> -1; "Incorrect" -> the last
+    `<analysis_k>` opening tag written before it (1-based k; closing tags are not read, as the
+    paper's own example closes analysis 2 with `</analysis_3>`). Any other verdict -> None.
+    """
     if style == "critic":
         idx = _int(last_boxed(text))
         if idx is None:
@@ -74,35 +142,53 @@ def parse_judgement(style: Style, text: str, n_steps: int) -> int | None:
         if idx == -1:
             return -1
         return idx if 0 <= idx < n_steps else None
-    # paper style: the conclusion decides; the boxed paragraph number is 1-based.
-    concl = re.findall(r"Conclusion:\s*(Correct|Incorrect)", text, flags=re.IGNORECASE)
-    if not concl:
+    blocks = list(_CONCLUSION.finditer(text))
+    if not blocks:
         return None
-    if concl[-1].lower() == "correct":
+    verdict = _VERDICT.fullmatch(blocks[-1].group(1))
+    if verdict is None:
+        return None
+    if verdict.group(1).lower() == "correct":
         return -1
-    num = _int(last_boxed(text))
-    if num is None:
-        m = re.findall(r"Paragraph\s+(\d+)\s*:[^\n]*\bIncorrect\b", text, flags=re.IGNORECASE)
-        num = int(m[0]) if m else None
-    if num is None:
+    opened = _ANALYSIS_OPEN.findall(text, 0, blocks[-1].start())
+    if not opened:
         return None
-    return num - 1 if 1 <= num <= n_steps else None
+    k = int(opened[-1]) - BASE["paper"]
+    return k if 0 <= k < n_steps else None
 
 
 def judge_target(style: Style, steps: list[str], first_error: int) -> str:
-    """The answer a perfect judge writes; used to train the toy judge."""
+    """The answer a perfect judge writes, in the style's format; used to train the toy judge."""
     if style == "critic":
         return f"The earliest error is in \\boxed{{{first_error}}}."
-    lines = []
     last = first_error if first_error >= 0 else len(steps) - 1
+    parts = []
     for i in range(last + 1):
-        verdict = "Incorrect" if i == first_error else "Correct"
-        lines.append(f"Paragraph {i + 1}: {verdict}")
-    if first_error < 0:
-        lines.append("Conclusion: Correct")
+        k = i + BASE["paper"]
+        verdict = "incorrect" if i == first_error else "correct"
+        parts.append(f"<analysis_{k}>\nStep {k} is {verdict}.\n</analysis_{k}>")
+    parts.append(f"<conclusion>{'Incorrect' if first_error >= 0 else 'Correct'}</conclusion>")
+    return "\n".join(parts)
+
+
+def critic_sampling_defaults(model_name: str, n: int, temperature: float | None = None,
+                             top_p: float | None = None, top_k: int | None = None) -> tuple[float, float, int]:
+    """(temperature, top_p, top_k) of a critic, as ProcessBench's run_eval.py picks them.
+
+    A None argument takes the official default for the model's family: Qwen2.5-Math models
+    (name contains "Qwen2.5-Math", any case) vote with T=0.7, top_p=0.8, top_k=20; other models
+    with T=1.0, top_p=0.9 and no top_k (-1). With n == 1 and no temperature given: greedy
+    (T=0, top_p=1, top_k=-1). Explicit values always win.
+    """
+    if "qwen2.5-math" in model_name.lower():
+        fam = (0.7, 0.8, 20)
     else:
-        lines.append(f"Conclusion: Incorrect \\boxed{{{first_error + 1}}}")
-    return "\n".join(lines)
+        fam = (1.0, 0.9, -1)
+    if n == 1 and temperature is None:
+        fam = (0.0, 1.0, -1)
+    return (fam[0] if temperature is None else float(temperature),
+            fam[1] if top_p is None else float(top_p),
+            fam[2] if top_k is None else int(top_k))
 
 
 def majority(votes: list[int | None]) -> int | None:

@@ -7,17 +7,77 @@ Index convention everywhere: steps are 0-based and -1 means "no wrong step". Pro
 
 from __future__ import annotations
 
+import math
+import types
+import typing
 from dataclasses import MISSING as _MISSING
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, ClassVar
 
 
 class RecordError(ValueError):
-    """A JSON object that does not fit a record type (missing or unknown keys)."""
+    """A JSON object that does not fit a record type (missing or unknown keys, a wrong type, a value
+    out of range); the message names the field, the reader adds the file and line."""
+
+
+def _type_error(name: str, value: Any, tp: Any) -> str | None:
+    """Why `value` is not a `tp` (None if it is). Strict JSON types: `"false"` is not a bool, `true`
+    is not an int, a string is not a list of steps (iterating it would make every character a step)."""
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return None
+    if origin in (typing.Union, types.UnionType):
+        arms = typing.get_args(tp)
+        if any(_type_error(name, value, a) is None for a in arms):
+            return None
+        return f"field '{name}': expected {' or '.join(_tname(a) for a in arms)}, got {_jname(value)} {value!r:.60}"
+    if tp is type(None):
+        return None if value is None else f"field '{name}': expected null, got {value!r:.60}"
+    if origin is list:
+        if not isinstance(value, list):
+            return f"field '{name}': expected a list, got {_jname(value)} {value!r:.60}"
+        (arm,) = typing.get_args(tp) or (Any,)
+        for i, v in enumerate(value):
+            err = _type_error(f"{name}[{i}]", v, arm)
+            if err:
+                return err
+        return None
+    if origin is dict:
+        return None if isinstance(value, dict) else f"field '{name}': expected an object, got {_jname(value)}"
+    ok = {bool: lambda v: isinstance(v, bool),
+          int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+          float: lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
+          str: lambda v: isinstance(v, str)}[tp](value)
+    return None if ok else f"field '{name}': expected {_tname(tp)}, got {_jname(value)} {value!r:.60}"
+
+
+def _tname(tp: Any) -> str:
+    if typing.get_origin(tp) is list:
+        return f"a list of {_tname(typing.get_args(tp)[0])}" if typing.get_args(tp) else "a list"
+    return {bool: "true/false", int: "an integer", float: "a finite number", str: "a string",
+            type(None): "null"}.get(tp, str(tp))
+
+
+def _jname(v: Any) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "list", dict: "object",
+            type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def _need(cond: bool, msg: str) -> None:
+    if not cond:
+        raise RecordError(msg)
+
+
+def _probabilities(name: str, vals: list[float] | None) -> None:
+    for i, v in enumerate(vals or []):
+        _need(0.0 <= v <= 1.0, f"field '{name}[{i}]': {v} is not a probability in [0, 1]")
 
 
 @dataclass(frozen=True)
 class Record:
+    # The field that identifies a record within its file (read_jsonl rejects a repeat), or None.
+    key: ClassVar[str | None] = None
+
     @classmethod
     def from_dict(cls, d: dict[str, Any]):
         if not isinstance(d, dict):
@@ -30,7 +90,22 @@ class Record:
         missing = sorted(required - set(d))
         if missing:
             raise RecordError(f"missing key(s) {missing} for {cls.__name__}")
-        return cls(**d)
+        hints = typing.get_type_hints(cls)
+        for f in fields(cls):
+            if f.name in d:
+                err = _type_error(f.name, d[f.name], hints[f.name])
+                if err:
+                    raise RecordError(err)
+        rec = cls(**d)
+        rec.validate()
+        return rec
+
+    def validate(self) -> None:
+        """Ranges and cross-field rules, beyond types; raises RecordError naming the field."""
+
+    def ident(self) -> Any:
+        """What must be unique within a file (None: nothing)."""
+        return getattr(self, self.key) if self.key else None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,6 +118,7 @@ class Problem(Record):
     question: str
     gold_answer: str | None
     meta: dict[str, Any] = field(default_factory=dict)  # toy: the solution graph
+    key: ClassVar[str | None] = "id"
 
 
 @dataclass(frozen=True)
@@ -55,6 +131,13 @@ class Response(Record):
     true_first_error: int | None = None  # toy world: exact verifier's earliest wrong step
     error_kind: str | None = None  # toy world: slip / operand / unparseable / answer / ...
     num_tokens: int = 0
+    key: ClassVar[str | None] = "response_id"
+
+    def validate(self) -> None:
+        _need(len(self.steps) >= 1, "field 'steps': a response needs at least one step")
+        _need(self.true_first_error is None or -1 <= self.true_first_error < len(self.steps),
+              f"field 'true_first_error': {self.true_first_error} outside -1..{len(self.steps) - 1}")
+        _need(self.num_tokens >= 0, f"field 'num_tokens': {self.num_tokens} < 0")
 
 
 @dataclass(frozen=True)
@@ -65,6 +148,17 @@ class MCLabel(Record):
     first_error: int  # first step with hard label 0, -1 if none
     rollouts: int  # rollouts spent on this response
     search: str = "exhaustive"
+    key: ClassVar[str | None] = "response_id"
+
+    def validate(self) -> None:
+        _need(len(self.hard) >= 1, "field 'hard': no labelled step")
+        _need(len(self.soft) == len(self.hard), f"field 'soft': {len(self.soft)} values for {len(self.hard)} hard labels")
+        _probabilities("soft", self.soft)
+        _need(set(self.hard) <= {0, 1}, f"field 'hard': labels must be 0 or 1, got {sorted(set(self.hard))}")
+        fe = next((i for i, h in enumerate(self.hard) if h == 0), -1)
+        _need(self.first_error == fe, f"field 'first_error': {self.first_error} disagrees with the hard labels (first 0 at {fe})")
+        _need(self.rollouts >= 0, f"field 'rollouts': {self.rollouts} < 0")
+        _need(self.search in ("exhaustive", "binary"), f"field 'search': {self.search!r} is not exhaustive or binary")
 
 
 @dataclass(frozen=True)
@@ -74,6 +168,15 @@ class JudgeLabel(Record):
     parsed: bool
     raw: list[str]
     votes: list[int | None] = field(default_factory=list)
+    key: ClassVar[str | None] = "response_id"
+
+    def validate(self) -> None:
+        # The upper bound needs the response (its step count): consensus checks it against the samples.
+        _need(self.first_error is None or self.first_error >= -1, f"field 'first_error': {self.first_error} < -1")
+        _need(self.parsed == (self.first_error is not None),
+              f"field 'parsed': {self.parsed} but first_error is {self.first_error}")
+        bad = [v for v in self.votes if v is not None and v < -1]
+        _need(not bad, f"field 'votes': {bad[0] if bad else ''} < -1")
 
 
 @dataclass(frozen=True)
@@ -86,6 +189,15 @@ class PRMExample(Record):
     soft: list[float] | None = None
     response_id: str = ""
 
+    def validate(self) -> None:
+        _need(len(self.completions) >= 1, "field 'completions': an example needs at least one step")
+        _need(len(self.labels) == len(self.completions),
+              f"field 'labels': {len(self.labels)} labels for {len(self.completions)} steps")
+        _need(set(self.labels) <= {0, 1}, f"field 'labels': labels must be 0 or 1, got {sorted(set(self.labels))}")
+        if self.soft is not None:
+            _need(len(self.soft) == len(self.labels), f"field 'soft': {len(self.soft)} values for {len(self.labels)} labels")
+            _probabilities("soft", self.soft)
+
 
 @dataclass(frozen=True)
 class ProcessBenchItem(Record):
@@ -97,3 +209,12 @@ class ProcessBenchItem(Record):
     label: int  # earliest wrong step, -1 if all correct
     subset: str = ""
     gold_answer: str | None = None
+
+    key: ClassVar[str | None] = "id"
+
+    def ident(self) -> Any:
+        return (self.subset, self.id)  # ids repeat across subsets in some releases, never within one
+
+    def validate(self) -> None:
+        _need(len(self.steps) >= 1, "field 'steps': an item needs at least one step")
+        _need(-1 <= self.label < len(self.steps), f"field 'label': {self.label} outside -1..{len(self.steps) - 1}")

@@ -21,8 +21,12 @@ def join_steps(steps: list[str]) -> str:
 
 
 def last_boxed(text: str) -> str | None:
-    """Content of the last \\boxed{...} or \\fbox{...}, with nested braces; None if absent/unclosed."""
+    """Content of the last \\boxed{...} or \\fbox{...}, with nested braces; None if absent/unclosed.
+    The brace-less `\\boxed 2` (a few MATH solutions write it) counts too, up to `$` or a space."""
+    bare = list(re.finditer(r"\\boxed ([^\s{$][^\s$]*)", text))
     starts = [m.end() for m in re.finditer(r"\\(?:boxed|fbox)\s*\{", text)]
+    if bare and (not starts or bare[-1].start() > starts[-1]):
+        return bare[-1].group(1).rstrip(".")
     for start in reversed(starts):
         depth, i = 1, start
         while i < len(text) and depth:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -129,15 +130,69 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     mlflow.set_tracking_uri(tracking_uri())
     ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID") or None
-    all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": git_commit(), **(tags or {})}
+    all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": git_commit(), **(tags or {}),
+                "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid())}
     for p in inputs:
         if Path(p).exists():
             all_tags[f"dep.{Path(p).as_posix()}"] = md5_path(p)
+    close_interrupted_runs(mlflow, stage)
     with mlflow.start_run(run_name=stage, parent_run_id=parent, nested=parent is not None, tags=all_tags) as run:
         if config is not None:
-            params = {k: (v if len(str(v)) < 500 else str(v)[:497] + "...") for k, v in flatten(config).items()}
+            params = {k: _loggable(v) for k, v in flatten(config).items()}
             mlflow.log_params(params)
         yield StageRun(run, mlflow)
+
+
+def redact(url: str) -> str:
+    """The URL without user:password (credentials in a URL are never printed or logged)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.username is None and parts.password is None:
+        return url
+    netloc = f"***@{parts.hostname or ''}" + (f":{port}" if port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _loggable(v: Any) -> Any:
+    if isinstance(v, str) and "://" in v:
+        v = redact(v)  # credentials in a URL (base_url) never reach the tracking store
+    return v if len(str(v)) < 500 else str(v)[:497] + "..."
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def close_interrupted_runs(mlflow, stage: str) -> list[str]:
+    """Mark FAILED this stage's runs left RUNNING by a killed process (kill -9 skips MLflow's own
+    end_run). Only runs started on this host by a process that no longer exists: a run another live
+    process holds is left alone. Returns the run ids closed."""
+    exp = mlflow.get_experiment_by_name(os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
+    if exp is None:
+        return []
+    client = mlflow.MlflowClient()
+    closed = []
+    runs = client.search_runs([exp.experiment_id], filter_string=f"attributes.status = 'RUNNING' and attributes.run_name = '{stage}'")
+    for r in runs:
+        host, pid = r.data.tags.get("prmlab.host"), r.data.tags.get("prmlab.pid", "")
+        if host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            client.set_terminated(r.info.run_id, status="FAILED")
+            client.set_tag(r.info.run_id, "prmlab.interrupted", "true")
+            closed.append(r.info.run_id)
+    if closed:
+        print(f"[{stage}] marked {len(closed)} interrupted MLflow run(s) FAILED: {', '.join(closed)}", file=sys.stderr)
+    return closed
 
 
 class Progress:

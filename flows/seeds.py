@@ -1,0 +1,127 @@
+"""The study over several seeds, as DVC experiments, and the aggregate with intervals.
+
+    python -m flows.seeds --seeds 3          # make study-seeds: seeds 0, 1, 2
+    python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the experiments and rewrite the aggregate
+
+Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
+the toy ProcessBench), so seed 0 is the committed study (DVC restores it from its run cache) and
+each other seed draws a new world, new samples and new training. Each seed is one `dvc exp run -n
+seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo);
+then each experiment's `reports/findings.json` is read from its git ref, and
+`prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the mean
+within-seed bootstrap interval, and a verdict decided by the across-seed interval.
+Outputs: reports/seeds.md, reports/seeds.json (wall time included). The workspace is left on the
+last seed's results: `git checkout -- . && dvc checkout` returns to the committed study.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import time
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+
+from flows.pipeline import _dvc
+
+SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
+             "build_processbench.seed")
+
+
+def seed_overrides(params: dict, k: int) -> list[str]:
+    """`-S key=value` arguments for seed k: every seed key this profile has, shifted by k."""
+    out = []
+    for key in SEED_KEYS:
+        sec, name = key.split(".")
+        if sec in params and name in params[sec]:
+            out += ["-S", f"{key}={int(params[sec][name]) + k}"]
+    return out
+
+
+@task(task_run_name="dvc exp run seed-{k}")
+def run_seed(k: int, project_dir: str, overrides: list[str]) -> str:
+    log = get_run_logger()
+    name = f"seed-{k}"
+    proc = subprocess.run([_dvc(), "exp", "run", "-n", name, *overrides], cwd=project_dir,
+                          capture_output=True, text=True)
+    for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
+        log.info(line)
+    if proc.returncode != 0:
+        raise RuntimeError(f"dvc exp run {name} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return name
+
+
+def collect(project_dir: str, names: list[str]) -> dict[str, list[dict]]:
+    """Experiment name -> its reports/findings.json records, read from the experiment's commit
+    (DVC keeps each experiment as a git ref, refs/exps/.../<name>; the file is git-tracked)."""
+    refs = subprocess.run(["git", "for-each-ref", "refs/exps", "--format=%(refname) %(objectname)"], cwd=project_dir,
+                          capture_output=True, text=True, check=True).stdout.split("\n")
+    sha = {ref.rsplit("/", 1)[-1]: obj for ref, obj in (line.split() for line in refs if line.strip())}
+    out = {}
+    for name in names:
+        if name not in sha:
+            raise RuntimeError(f"no DVC experiment named {name} (see `dvc exp show`)")
+        text = subprocess.run(["git", "show", f"{sha[name]}:reports/findings.json"], cwd=project_dir,
+                              capture_output=True, text=True)
+        if text.returncode != 0:
+            raise RuntimeError(f"experiment {name} has no reports/findings.json: {text.stderr.strip()}")
+        out[name] = json.loads(text.stdout)["findings"]
+    return out
+
+
+def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None) -> list[dict]:
+    from prmlab.findings import aggregate_seeds
+    from prmlab.io import atomic_write_text, write_json
+
+    agg = aggregate_seeds(per_seed)
+    root = Path(project_dir)
+    write_json(root / "reports" / "seeds.json", {"runs": sorted(per_seed), "wall_seconds": seconds, "findings": agg})
+    md = ["# The study over several seeds", "",
+          f"Runs: {', '.join(sorted(per_seed))}"
+          + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
+          "Per estimate: the mean over seeds, a 95% t-interval across seeds (each seed its own world, samples and "
+          "training), and the mean within-seed bootstrap interval (problem sampling only). The verdict follows the "
+          "across-seed interval.", "",
+          "| finding | estimate | mean | 95% across seeds | within-seed (mean) | per seed | verdict | per-seed verdicts |",
+          "|---|---|---|---|---|---|---|---|"]
+    for f in agg:
+        for i, (name, e) in enumerate(f["estimates"].items()):
+            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | "
+                      f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
+                      f"{f['verdict'] if i == 0 else ''} | {', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
+    md += ["", "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+    atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
+    return agg
+
+
+@flow(name="prmlab-seeds", log_prints=True)
+def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = False) -> list[dict]:
+    import yaml
+
+    if seeds < 2:
+        raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
+    params = yaml.safe_load((Path(project_dir) / "params.yaml").read_text())
+    names = [f"seed-{k}" for k in range(seeds)]
+    t0 = time.monotonic()
+    if not aggregate_only:
+        for k in range(seeds):
+            run_seed(k, project_dir, seed_overrides(params, k))
+    seconds = None if aggregate_only else time.monotonic() - t0
+    return write_aggregate(project_dir, collect(project_dir, names), seconds)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--project-dir", default=".")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--aggregate-only", action="store_true")
+    a = ap.parse_args()
+    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only)
+    for f in agg:
+        print(f"{f['verdict']:>15}  {f['claim']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,323 @@
+"""The report's findings: each of the paper's claims, quoted exactly, beside its toy (or real)
+analogue measured here with a 95% bootstrap interval, and a verdict the interval decides.
+
+Inputs are per-item rows, as the eval stages write them:
+- ProcessBench: {"model": "prm/<name>", "subset", "id", "label", "step_scores"} and each PRM's
+  tuned threshold; a PRM predicts the first step below it (prmlab.metrics.first_below).
+- Best-of-N: {"prm", "problem_id", "response_id", "correct", "true_first_error", "step_scores"};
+  the pick is the response with the highest aggregated score, ties to the earliest.
+
+Held out: where `tune_subset` names the subset the threshold was tuned on, ProcessBench findings
+use the other subsets only (with one subset, there is nothing held out: said in the row).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from prmlab.metrics import aggregate, argmin_position, first_below, mean, processbench_scores
+from prmlab.stats import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    all_of,
+    bootstrap_ci,
+    equivalence_verdict,
+    kendall_tau,
+    verdict,
+)
+
+# The paper's numbers, quoted exactly, with where they are.
+PAPER = {
+    "table4": "Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation 40.1 < LLM-as-a-judge 46.5 < "
+              "human annotation (PRM800K) 56.5",
+    "fig2": "Fig. 2: consensus filtering keeps about 40% of the data; its PRM scores 46.3 avg. F1, above MC's 40.1 (Table 4)",
+    "fig3": "Fig. 3-4: hard and soft MC labels tie before filtering (40.2 vs 40.2 avg. F1); hard labels lead only after "
+            "consensus filtering",
+    "tables67": "Tables 6-7: the ranking of PRMs by Best-of-8 accuracy differs from their ranking by ProcessBench F1",
+    "fig6": "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
+            "responses gain Best-of-N accuracy they do not deserve",
+    "fig8": "Fig. 8 (all Best-of-8 responses): Eurus, Math-Shepherd-PRM-7B and Skywork put over 40% of their minimum "
+            "step scores on the final step; the Qwen MC-trained PRM 9.8%",
+}
+EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
+
+
+def _pb_units(rows: list[dict], thresholds: dict[str, float], subsets: Sequence[str]) -> dict[tuple, dict]:
+    """(subset, id) -> {"label": y, "pred": {prm: first wrong step predicted}}."""
+    units: dict[tuple, dict] = {}
+    for r in rows:
+        name = r["model"].removeprefix("prm/")
+        if name not in thresholds or r["subset"] not in subsets:
+            continue
+        u = units.setdefault((r["subset"], r["id"]), {"label": r["label"], "pred": {}})
+        u["pred"][name] = first_below(r["step_scores"], thresholds[name])
+    return units
+
+
+def pb_f1(units: list[dict], subset_of: list[str], name: str) -> float:
+    """Unweighted mean over subsets of ProcessBench F1, as the benchmark averages."""
+    by: dict[str, list[dict]] = defaultdict(list)
+    for s, u in zip(subset_of, units):
+        by[s].append(u)
+    return mean([processbench_scores([u["label"] for u in us], [u["pred"].get(name) for u in us])["f1"]
+                 for us in by.values()])
+
+
+def _bon_groups(rows: list[dict]) -> dict[str, dict[str, list[dict]]]:
+    """problem_id -> prm -> its rows (responses) in file order."""
+    g: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        g[r["problem_id"]][r["prm"]].append(r)
+    return g
+
+
+def pick(rs: list[dict], how: str = "product") -> dict:
+    vals = [aggregate(r["step_scores"], how) for r in rs]
+    return rs[max(range(len(rs)), key=lambda j: (vals[j], -j))]
+
+
+def _fmt_ci(x: float, lo: float, hi: float) -> str:
+    return f"{x:.1f} [{lo:.1f}, {hi:.1f}]"
+
+
+class Findings:
+    def __init__(self, pb_rows: list[dict], thresholds: dict[str, float], pb_subsets: list[str], tune_subset: str | None,
+                 bon_rows: list[dict], consensus: dict, n_boot: int = 1000, seed: int = 0):
+        held = [s for s in pb_subsets if s != tune_subset]
+        self.pb_held_out = bool(held)
+        self.pb_subsets = held or list(pb_subsets)
+        units = _pb_units(pb_rows, thresholds, self.pb_subsets)
+        self.pb_keys = sorted(units)
+        self.pb_units = [units[k] for k in self.pb_keys]
+        self.bon = _bon_groups(bon_rows)
+        self.prms = sorted({r["prm"] for r in bon_rows})
+        self.consensus = consensus
+        self.n_boot, self.seed = n_boot, seed
+
+    # ------------------------------------------------------------------ statistics with intervals
+    def pb_diff(self, a: str, b: str) -> tuple[float, float, float]:
+        """F1(a) - F1(b) on the held-out subsets, paired over items (stratified by subset)."""
+        pairs = list(zip(self.pb_keys, self.pb_units))
+
+        def stat(sample):
+            subs = [k[0] for k, _ in sample]
+            us = [u for _, u in sample]
+            return pb_f1(us, subs, a) - pb_f1(us, subs, b)
+
+        lo, hi = bootstrap_ci(pairs, stat, self.n_boot, self.seed, strata=lambda p: p[0][0])
+        return stat(pairs), lo, hi
+
+    def bon_acc(self, sample: list[str], prm: str, how: str = "product") -> float:
+        return 100.0 * mean([float(pick(self.bon[p][prm], how)["correct"]) for p in sample if self.bon[p].get(prm)])
+
+    def bon_diff(self, a: str, b: str) -> tuple[float, float, float]:
+        probs = sorted(self.bon)
+
+        def stat(sample):
+            return self.bon_acc(sample, a) - self.bon_acc(sample, b)
+
+        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
+        return stat(probs), lo, hi
+
+    def inflation(self, prm: str) -> tuple[float, float, float]:
+        """Best-of-N accuracy minus its process-verified accuracy (right answer and no wrong step), in points."""
+        probs = [p for p in sorted(self.bon) if self.bon[p].get(prm)
+                 and all(r["true_first_error"] is not None for r in self.bon[p][prm])]
+
+        def stat(sample):
+            picks = [pick(self.bon[p][prm]) for p in sample]
+            return 100.0 * mean([float(r["correct"] and r["true_first_error"] != -1) for r in picks])
+
+        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
+        return stat(probs), lo, hi
+
+    def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
+        """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
+        rows = [self.bon[p][prm][i] for p, i in (sample if sample is not None else self._resp(prm))]
+        hits = [float(argmin_position(r["step_scores"])[0] == len(r["step_scores"]) - 1) for r in rows]
+        return 100.0 * mean(hits)
+
+    def _resp(self, prm: str) -> list[tuple[str, int]]:
+        return [(p, i) for p in sorted(self.bon) for i, r in enumerate(self.bon[p].get(prm, []))
+                if len(r["step_scores"]) > 1]
+
+    def min_on_last_diff(self, a: str, b: str) -> tuple[float, float, float]:
+        units = [u for u in self._resp(a) if len(self.bon[u[0]].get(b, [])) > u[1]]
+
+        def stat(sample):
+            return self.min_on_last(a, sample) - self.min_on_last(b, sample)
+
+        lo, hi = bootstrap_ci(units, stat, self.n_boot, self.seed)
+        return stat(units), lo, hi
+
+    def rank_tau(self, names: list[str]) -> tuple[float, float, float]:
+        """Kendall tau between the Best-of-N and ProcessBench rankings of `names`, bootstrapping both sides."""
+        probs = sorted(self.bon)
+        pairs = list(zip(self.pb_keys, self.pb_units))
+        rng_seed = self.seed
+
+        def tau(bsample, psample):
+            subs = [k[0] for k, _ in psample]
+            us = [u for _, u in psample]
+            return kendall_tau([self.bon_acc(bsample, n) for n in names], [pb_f1(us, subs, n) for n in names])
+
+        import random
+
+        rng = random.Random(rng_seed)
+        vals = []
+        by_sub: dict[str, list] = defaultdict(list)
+        for p in pairs:
+            by_sub[p[0][0]].append(p)
+        for _ in range(self.n_boot):
+            bs = [probs[rng.randrange(len(probs))] for _ in probs]
+            ps = [x for g in by_sub.values() for x in (g[rng.randrange(len(g))] for _ in g)]
+            vals.append(tau(bs, ps))
+        vals.sort()
+        return tau(probs, pairs), vals[int(0.025 * self.n_boot)], vals[min(int(0.975 * self.n_boot), self.n_boot - 1)]
+
+    # ---------------------------------------------------------------------------------- findings
+    def rows(self) -> list[list[str]]:
+        """[claim, paper (quoted), ours (95% interval), verdict] per finding."""
+        return [[f["claim"], f["paper"], f["ours"], f["verdict"]] for f in self.records()]
+
+    def records(self) -> list[dict]:
+        """Per finding: id, claim, paper (quoted), ours (text), verdict, and the estimates behind it as
+        {name: [point, lo, hi]} (what a multi-seed aggregate combines)."""
+        have_pb = {n for u in self.pb_units for n in u["pred"]}
+        out: list[dict] = []
+
+        def add(fid: str, claim: str, paper: str, ours: str, v: str, **est):
+            out.append({"id": fid, "claim": claim, "paper": paper, "ours": ours, "verdict": v,
+                        "estimates": {k: [float(x) for x in val] for k, val in est.items()}})
+        held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
+
+        def need(*names) -> bool:
+            return all(n in have_pb for n in names)
+
+        # 1. MC < judge < human
+        if need("mc_hard", "judge", "oracle"):
+            d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff("oracle", "judge")
+            add("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
+                PAPER["table4"],
+                f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; oracle (the verifier, our "
+                f"human stand-in) - judge {_fmt_ci(*d2)}",
+                all_of([verdict(*d1[1:]), verdict(*d2[1:])]), f1_judge_minus_mc=d1, f1_oracle_minus_judge=d2)
+        # 2. consensus keeps ~40% and matches or beats MC with less data
+        n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
+        if n:
+            kept = [1.0] * k + [0.0] * (n - k)
+            lo, hi = bootstrap_ci(kept, lambda s: 100.0 * mean(s), self.n_boot, self.seed)
+            share = 100.0 * k / n
+            v_keep = ("reproduced" if 25 <= lo and hi <= 55 else NOT_REPRODUCED if hi < 25 or lo > 55 else INCONCLUSIVE)
+            ours = f"kept {_fmt_ci(share, lo, hi)}% (counts as about 40% within 25-55%)"
+            parts = [v_keep]
+            est = {"kept_share": (share, lo, hi)}
+            if need("consensus", "mc_hard"):
+                d = self.pb_diff("consensus", "mc_hard")
+                v = verdict(*d[1:])
+                # "matches or beats": beats (interval above 0) or matches (interval within the margin)
+                v = v if v != INCONCLUSIVE else equivalence_verdict(d[1], d[2], EQUAL_MARGIN)
+                ours += f"; F1 consensus - mc_hard {_fmt_ci(*d)}"
+                parts.append(v)
+                est["f1_consensus_minus_mc"] = d
+            add("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
+                PAPER["fig2"], ours, all_of(parts), **est)
+        # 3. hard vs soft (unfiltered only here)
+        if need("mc_hard", "mc_soft"):
+            d = self.pb_diff("mc_hard", "mc_soft")
+            add("hard_soft", "Before filtering, hard and soft MC labels are equal", PAPER["fig3"],
+                f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
+                "trained on the consensus subset here, so the after-filtering half is not tested",
+                equivalence_verdict(d[1], d[2], EQUAL_MARGIN), f1_hard_minus_soft=d)
+        # 4. rankings differ
+        names = [n for n in self.prms if n in have_pb]
+        if len(names) >= 3:
+            t, lo, hi = self.rank_tau(names)
+            v = "reproduced" if hi < 1.0 else NOT_REPRODUCED if lo >= 1.0 else INCONCLUSIVE
+            add("rankings", "Best-of-N and ProcessBench rank PRMs differently", PAPER["tables67"],
+                f"Kendall tau over {len(names)} PRMs {t:.2f} [{lo:.2f}, {hi:.2f}] (1 = same order; differs if the "
+                "whole interval is below 1)", v, kendall_tau=(t, lo, hi))
+        # 5. flawed processes inflate BoN
+        infl = {p: self.inflation(p) for p in self.prms}
+        infl = {p: v for p, v in infl.items() if v[1] == v[1]}
+        if infl:
+            ref = "mc_hard" if "mc_hard" in infl else next(iter(infl))
+            add("inflation", "Correct answers reached through flawed steps inflate Best-of-N accuracy", PAPER["fig6"],
+                "BoN picks that are right answers with a wrong step, % of problems: "
+                + ", ".join(f"{p} {_fmt_ci(*v)}" for p, v in infl.items()) + f" (verdict on {ref})",
+                verdict(*infl[ref][1:]), **{f"inflation_{p}": v for p, v in infl.items()})
+        # 6. min on the final step
+        if "mc_hard" in self.prms and ("oracle" in self.prms or "consensus" in self.prms):
+            ref = "oracle" if "oracle" in self.prms else "consensus"
+            d = self.min_on_last_diff("mc_hard", ref)
+            shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
+            add("min_on_last", "A PRM trained on MC labels (value-like, outcome-driven) puts its minimum on the final "
+                "step more often than one trained on process labels", PAPER["fig8"],
+                f"all responses, ties to the earliest step: {shares}; mc_hard - {ref} {_fmt_ci(*d)} points",
+                verdict(*d[1:]), **{f"min_on_last_mc_minus_{ref}": d})
+        return out
+
+
+# -------------------------------------------------------------------------------- several seeds
+
+# Two-sided 95% Student t quantiles by degrees of freedom (seeds - 1), for the across-seed interval.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
+    """Findings records of several seeds (run name -> records) -> per finding and estimate: the mean over
+    seeds, a 95% t-interval across seeds (each seed draws its own world, samples and training, so this
+    interval covers all of them), the mean of the within-seed bootstrap bounds (problem sampling only),
+    and a verdict decided by the across-seed interval with the same rule as one seed. Needs >= 2 seeds
+    for an interval; a finding missing from some seed is marked so."""
+    import math
+
+    from prmlab.stats import equivalence_verdict
+
+    runs = sorted(per_seed)
+    by_id: dict[str, list[dict]] = defaultdict(list)
+    for run in runs:
+        for rec in per_seed[run]:
+            by_id[rec["id"]].append(rec)
+    out = []
+    for fid, recs in by_id.items():
+        ests = {}
+        for name in recs[0]["estimates"]:
+            pts = [r["estimates"][name][0] for r in recs if name in r["estimates"]]
+            k = len(pts)
+            m = sum(pts) / k
+            if k >= 2:
+                sd = math.sqrt(sum((x - m) ** 2 for x in pts) / (k - 1))
+                half = T95.get(k - 1, 1.96) * sd / math.sqrt(k)
+                lo, hi = m - half, m + half
+            else:
+                lo = hi = float("nan")
+            within = [(r["estimates"][name][1], r["estimates"][name][2]) for r in recs if name in r["estimates"]]
+            ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": k, "points": pts,
+                          "within_seed_lo": sum(w[0] for w in within) / k, "within_seed_hi": sum(w[1] for w in within) / k}
+        if fid == "hard_soft":
+            parts = [equivalence_verdict(e["lo"], e["hi"], EQUAL_MARGIN) for e in ests.values()]
+        elif fid == "consensus":
+            parts = []
+            for name, e in ests.items():
+                if name == "kept_share":
+                    parts.append("reproduced" if 25 <= e["lo"] and e["hi"] <= 55 else
+                                 NOT_REPRODUCED if e["hi"] < 25 or e["lo"] > 55 else INCONCLUSIVE)
+                else:
+                    v = verdict(e["lo"], e["hi"])
+                    parts.append(v if v != INCONCLUSIVE else equivalence_verdict(e["lo"], e["hi"], EQUAL_MARGIN))
+        elif fid == "rankings":
+            e = ests["kendall_tau"]
+            parts = ["reproduced" if e["hi"] < 1.0 else NOT_REPRODUCED if e["lo"] >= 1.0 else INCONCLUSIVE]
+        elif fid == "inflation":
+            ref = "inflation_mc_hard" if "inflation_mc_hard" in ests else next(iter(ests))
+            parts = [verdict(ests[ref]["lo"], ests[ref]["hi"])]
+        else:
+            parts = [verdict(e["lo"], e["hi"]) for e in ests.values()]
+        v = all_of(parts)
+        if len(recs) < len(runs):
+            v = INCONCLUSIVE
+        out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
+                    "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs]})
+    return out

@@ -1,0 +1,113 @@
+"""Checks a stage runs before it loads a model or spends a rollout, and identities for resumable work.
+
+Every check raises `ParamsError` naming the params key (`policy.model`, `judge.base_url`, ...), so the
+stage prints one line `[stage] error: ...` and exits 2 within seconds, never after a model loaded:
+
+- `check_model`: a local folder must exist (a path is never taken for a hub name, which would spend
+  a minute on retries and end in "couldn't connect to huggingface.co") and hold a config, a
+  tokenizer and `*.safetensors` weights (pickle checkpoints, `*.bin`/`*.pt`, are never loaded:
+  unpickling runs code).
+- `check_server`: an OpenAI-compatible server must accept a TCP connection within 5 s; the error
+  names the URL, credentials removed.
+- `check_api_key_transport`: an API key goes over https, or plain http to a loopback host only.
+- `model_identity`, `code_version`: what a resumable stage's shard fingerprint covers besides params
+  and inputs, so shards made by other weights, another tokenizer or other code are never reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from prmlab.manifest import looks_like_path, model_manifest
+from prmlab.params import ParamsError
+from prmlab.tracking import redact  # noqa: F401  (re-exported: the checks' errors never show credentials)
+
+SERVER_TIMEOUT_S = 5.0
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")
+
+
+def is_loopback(host: str | None) -> bool:
+    if not host:
+        return False
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_model(key: str, model: str) -> None:
+    """`key` (e.g. `judge.model`): a local folder with config, tokenizer and safetensors weights, or a hub name."""
+    p = Path(model).expanduser()
+    if not p.is_dir():
+        if p.exists():
+            raise ParamsError(f"{key}: {model} is a file, not a model folder")
+        # `models/policy` has the shape of a hub name (org/name); when its parent folder exists here,
+        # it is a path whose last part is missing, and fetching it from the hub would only fail later.
+        if looks_like_path(model) or (p.parent != Path(".") and p.parent.is_dir()):
+            raise ParamsError(f"{key}: model folder {model} does not exist (a path, not a hub name like org/name)")
+        return  # a hub name: resolved by the loader (pin a revision by downloading it to a folder)
+    if not (p / "config.json").is_file():
+        raise ParamsError(f"{key}: {model} has no config.json (not a transformers model folder)")
+    if not any((p / f).is_file() for f in TOKENIZER_FILES):
+        raise ParamsError(f"{key}: {model} has no tokenizer ({', '.join(TOKENIZER_FILES)})")
+    if not any(p.glob("*.safetensors")):
+        pickles = sorted(f.name for f in p.iterdir() if f.suffix in (".bin", ".pt", ".pth", ".ckpt"))
+        why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
+        raise ParamsError(f"{key}: {model} has no *.safetensors weights{why}")
+
+
+def check_server(key: str, base_url: str, timeout_s: float = SERVER_TIMEOUT_S) -> None:
+    """A TCP connection to the server of `base_url` within `timeout_s`, else ParamsError naming the URL."""
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ParamsError(f"{key}: {redact(base_url)!r} is not an http(s) URL")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout_s):
+            pass
+    except OSError as e:
+        why = "timed out" if isinstance(e, TimeoutError | socket.timeout) else (e.strerror or type(e).__name__)
+        raise ParamsError(f"{key}: cannot reach the server at {redact(base_url)} ({why}, {timeout_s:.0f} s limit)") from None
+
+
+def check_api_key_transport(key: str, base_url: str, api_key: str | None) -> None:
+    """Never send a key in clear text across a network: plain http only to a loopback host."""
+    parts = urlsplit(base_url)
+    if api_key and api_key != "EMPTY" and parts.scheme == "http" and not is_loopback(parts.hostname):
+        raise ParamsError(f"{key}: refusing to send the API key over plain http to {parts.hostname}; "
+                          "use https (or an http server on 127.0.0.1)")
+
+
+def check_backend(section: str, cfg) -> None:
+    """The checks for a `BackendConfig` (params section `section`: policy or judge)."""
+    import os
+
+    if cfg.backend == "openai":
+        check_api_key_transport(f"{section}.base_url", cfg.base_url, os.environ.get(cfg.api_key_env))
+        check_server(f"{section}.base_url", cfg.base_url)
+        if Path(cfg.model).expanduser().is_dir():  # its tokenizer renders raw-text prompts
+            check_model(f"{section}.model", cfg.model)
+    else:
+        check_model(f"{section}.model", cfg.model)
+
+
+def model_identity(model: str) -> dict:
+    """A local folder: every file's hash (big files by size and mtime), weights and tokenizer alike;
+    a hub name: the name. Reuses the manifest the DVC graph depends on."""
+    if Path(model).expanduser().is_dir():
+        return model_manifest("model", str(Path(model).expanduser()))
+    return {"model": model}  # a hub name or a server's model name (check_model has vetted paths)
+
+
+def code_version(*modules) -> str:
+    """md5 over the source of the modules that produce a stage's records (the labelling code)."""
+    h = hashlib.md5()
+    for m in modules:
+        h.update(Path(m.__file__).read_bytes())
+    return h.hexdigest()

@@ -1,0 +1,479 @@
+"""Bad-input catalogue (issue 17): every bad input ends in one named error (file, line and field, or
+the params key) before any model loads, or in a counted skip that the stage's metrics and summary
+show; never a silent wrong result. docs/DESIGN.md keeps the table of these cases.
+
+Most cases call the readers and validators the stages call; a few run a stage's CLI (one process
+each, run side by side) for the one-line `[stage] error: ...` and exit 2; two run label_mc for real
+and kill it mid-write (resume, stale shards, MLflow, temp files, permissions).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from prmlab.io import DataError, read_json, read_jsonl
+from prmlab.params import ParamsError, load_params
+from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
+
+ROOT = Path(__file__).resolve().parents[1]
+
+RESP = {"problem_id": "p0", "response_id": "r0", "steps": ["1 + 1 = 2", "2 * 3 = 6", "The answer is 6"],
+        "answer": "6", "correct": True}
+MC = {"response_id": "r0", "soft": [1.0, 0.5, 0.0], "hard": [1, 1, 0], "first_error": 2, "rollouts": 16}
+JUDGE = {"response_id": "r0", "first_error": 1, "parsed": True, "raw": ["1"], "votes": [1]}
+EXAMPLE = {"prompt": "q", "completions": ["a", "b"], "labels": [1, 0], "soft": None, "response_id": "r0"}
+ITEM = {"id": "pb0", "generator": "g", "problem": "q", "steps": ["a", "b", "c"], "final_answer_correct": False,
+        "label": 1, "subset": "toy"}
+PROBLEM = {"id": "p0", "source": "toy", "question": "q", "gold_answer": "6"}
+
+
+def _write_lines(path: Path, lines: list[str | bytes]) -> Path:
+    path.write_bytes(b"".join((ln if isinstance(ln, bytes) else ln.encode()) + b"\n" for ln in lines))
+    return path
+
+
+def _bad(good: dict, **change) -> dict:
+    d = {**good, **change}
+    return {k: v for k, v in d.items() if v is not DROP}
+
+
+DROP = object()
+
+# (case id, record type, good record, bad line 2 (a dict, or raw bytes), the exact message after "<file>:2: ")
+RECORD_CASES = [
+    ("steps-as-string", Response, RESP, _bad(RESP, steps="abc"), "field 'steps': expected a list, got string 'abc'"),
+    ("correct-as-string", Response, RESP, _bad(RESP, correct="false"), "field 'correct': expected true/false, got string 'false'"),
+    ("steps-empty", Response, RESP, _bad(RESP, steps=[]), "field 'steps': a response needs at least one step"),
+    ("step-not-a-string", Response, RESP, _bad(RESP, steps=["a", 2]), "field 'steps[1]': expected a string, got integer 2"),
+    ("true-first-error-out-of-range", Response, RESP, _bad(RESP, true_first_error=7), "field 'true_first_error': 7 outside -1..2"),
+    ("missing-key", Response, RESP, _bad(RESP, correct=DROP), "missing key(s) ['correct'] for Response"),
+    ("unknown-key", Response, RESP, _bad(RESP, corect=True), "unknown key(s) ['corect'] for Response"),
+    ("duplicate-response-id", Response, RESP, RESP, "field 'response_id': duplicate 'r0' (first on line 1)"),
+    ("not-an-object", Response, RESP, [1, 2], "expected a JSON object for Response, got list"),
+    ("mc-soft-nan", MCLabel, MC, b'{"response_id": "r1", "soft": [NaN, 1.0], "hard": [1, 1], "first_error": -1, "rollouts": 8}',
+     "field 'soft[0]': expected a finite number, got number nan"),
+    ("mc-soft-above-1", MCLabel, MC, _bad(MC, response_id="r1", soft=[1.0, 1.5, 0.0]), "field 'soft[1]': 1.5 is not a probability in [0, 1]"),
+    ("mc-hard-not-binary", MCLabel, MC, _bad(MC, response_id="r1", hard=[1, 2, 0]), "field 'hard': labels must be 0 or 1, got [0, 1, 2]"),
+    ("mc-first-error-disagrees", MCLabel, MC, _bad(MC, response_id="r1", first_error=0),
+     "field 'first_error': 0 disagrees with the hard labels (first 0 at 2)"),
+    ("mc-soft-hard-lengths", MCLabel, MC, _bad(MC, response_id="r1", soft=[1.0]), "field 'soft': 1 values for 3 hard labels"),
+    ("judge-first-error-minus-5", JudgeLabel, JUDGE, _bad(JUDGE, response_id="r1", first_error=-5), "field 'first_error': -5 < -1"),
+    ("judge-parsed-without-index", JudgeLabel, JUDGE, _bad(JUDGE, response_id="r1", first_error=None),
+     "field 'parsed': True but first_error is None"),
+    ("judge-first-error-as-string", JudgeLabel, JUDGE, _bad(JUDGE, response_id="r1", first_error="2"),
+     "field 'first_error': expected an integer or null, got string '2'"),
+    ("example-labels-length", PRMExample, EXAMPLE, _bad(EXAMPLE, labels=[1]), "field 'labels': 1 labels for 2 steps"),
+    ("example-soft-negative", PRMExample, EXAMPLE, _bad(EXAMPLE, soft=[-0.1, 0.0]), "field 'soft[0]': -0.1 is not a probability in [0, 1]"),
+    ("pb-label-7-on-3-steps", ProcessBenchItem, ITEM, _bad(ITEM, id="pb1", label=7), "field 'label': 7 outside -1..2"),
+    ("pb-label-minus-3", ProcessBenchItem, ITEM, _bad(ITEM, id="pb1", label=-3), "field 'label': -3 outside -1..2"),
+    ("pb-duplicate-id", ProcessBenchItem, ITEM, ITEM, "field 'id': duplicate ('toy', 'pb0') (first on line 1)"),
+    ("problem-id-not-string", Problem, PROBLEM, _bad(PROBLEM, id=3), "field 'id': expected a string, got integer 3"),
+    ("malformed-json", Response, RESP, b'{"problem_id": "p0",', "malformed JSON (Expecting property name enclosed in double quotes at column 21)"),
+    ("non-utf8-byte", Response, RESP, b'{"problem_id": "p\xff"}', "not UTF-8 (byte 0xff at column 18)"),
+]
+
+
+@pytest.mark.parametrize("cls,good,bad,message", [c[1:] for c in RECORD_CASES], ids=[c[0] for c in RECORD_CASES])
+def test_bad_record_is_named_by_file_line_field(tmp_path, cls, good, bad, message):
+    path = _write_lines(tmp_path / "in.jsonl", [json.dumps(good), bad if isinstance(bad, bytes) else json.dumps(bad)])
+    with pytest.raises(DataError) as e:
+        read_jsonl(path, cls)
+    assert str(e.value) == f"{path}:2: {message}"
+
+
+def test_good_records_read_back(tmp_path):
+    # the catalogue's good records are valid: each case above fails on its bad line only
+    for cls, good in [(Response, RESP), (MCLabel, MC), (JudgeLabel, JUDGE), (PRMExample, EXAMPLE), (ProcessBenchItem, ITEM),
+                      (Problem, PROBLEM)]:
+        assert read_jsonl(_write_lines(tmp_path / f"{cls.__name__}.jsonl", [json.dumps(good)]), cls)[0].to_dict() | good == \
+            read_jsonl(tmp_path / f"{cls.__name__}.jsonl", cls)[0].to_dict()
+
+
+def test_non_utf8_json_file(tmp_path):
+    p = tmp_path / "m.json"
+    p.write_bytes(b'{"a": "\xfe"}')
+    with pytest.raises(DataError, match=rf"^{p}: not UTF-8 \(byte 0xfe at offset 7\)$"):
+        read_json(p)
+
+
+# --- labels against their responses (consensus), scores (analyze_bias) ----------------------------
+
+LABEL_FIT_CASES = [
+    ("judge-first-error-99", "judge", _bad(JUDGE, first_error=99),
+     "field 'first_error': 99 outside -1..2 (response r0 has 3 steps)"),
+    ("mc-label-of-unknown-response", "mc", _bad(MC, response_id="r9"), "field 'response_id': 'r9' is not a response in {samples}"),
+    ("mc-more-labels-than-steps", "mc", _bad(MC, soft=[1.0] * 5, hard=[1] * 5, first_error=-1),
+     "field 'hard': 5 labels for a response of 3 steps"),
+]
+
+
+@pytest.mark.parametrize("kind,bad,message", [c[1:] for c in LABEL_FIT_CASES], ids=[c[0] for c in LABEL_FIT_CASES])
+def test_labels_must_fit_their_response(tmp_path, kind, bad, message):
+    from stages.consensus import labels_fitting
+
+    samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP)])
+    path = _write_lines(tmp_path / f"{kind}.jsonl", [json.dumps(bad)])
+    with pytest.raises(DataError) as e:
+        labels_fitting(str(path), MCLabel if kind == "mc" else JudgeLabel, read_jsonl(samples, Response), str(samples))
+    assert str(e.value) == f"{path}:1: " + message.format(samples=samples)
+
+
+SCORE_ROW = {"prm": "mc_hard", "response_id": "r0", "problem_id": "p0", "correct": True, "true_first_error": -1}
+SCORE_CASES = [
+    ("score-nan", b'[0.9, NaN]', "field 'step_scores[1]': nan is not a probability in [0, 1]"),
+    ("score-minus-inf-last-step", b'[0.9, -Infinity]', "field 'step_scores[1]': -inf is not a probability in [0, 1]"),
+    ("score-above-1", b'[1.5, 0.2]', "field 'step_scores[0]': 1.5 is not a probability in [0, 1]"),
+    ("scores-not-a-list", b'"0.9"', "field 'step_scores': expected a list of probabilities, got '0.9'"),
+]
+
+
+@pytest.mark.parametrize("scores,message", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
+def test_bad_bon_scores(tmp_path, scores, message):
+    from stages.analyze_bias import read_scores
+
+    ok = json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.1]})
+    bad = json.dumps(SCORE_ROW).encode()[:-1] + b', "step_scores": ' + scores + b"}"
+    path = _write_lines(tmp_path / "scores.jsonl", [ok, bad])
+    with pytest.raises(DataError) as e:
+        read_scores(str(path))
+    assert str(e.value) == f"{path}:2: {message}"
+
+
+def test_processbench_folder_loader_types(tmp_path):
+    from prmlab.data import load_processbench
+
+    (tmp_path / "gsm8k.json").write_text(json.dumps([ITEM | {"final_answer_correct": "false"}]))
+    with pytest.raises(DataError) as e:
+        load_processbench("gsm8k", str(tmp_path))
+    assert str(e.value) == f"{tmp_path / 'gsm8k.json'}[0]: field 'final_answer_correct': expected true/false, got 'false'"
+
+
+# --- params, templates, models, servers: checked before any model loads ---------------------------
+
+def _params(tmp_path: Path, **sections) -> Path:
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for sec, kv in sections.items():
+        data[sec] = {**data[sec], **kv}
+    p = tmp_path / "params.yaml"
+    p.write_text(yaml.safe_dump(data))
+    return p
+
+
+PARAM_CASES = [
+    ("mc-temperature-negative", "stages.label_mc:LabelMCConfig", "label_mc", {"temperature": -0.5},
+     "label_mc.temperature must be >= 0, got -0.5"),
+    ("mc-k-zero", "stages.label_mc:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
+    ("judge-max-tokens-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
+     "label_judge.max_tokens must be >= 1, got 0"),
+    ("judge-top-k-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"top_k": 0},
+     "label_judge.top_k must be -1 (off) or >= 1, got 0"),
+    ("pb-top-p-zero", "stages.build_processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
+     "build_processbench.top_p must be in (0, 1], got 0.0"),
+    ("mc-temperature-string", "stages.label_mc:LabelMCConfig", "label_mc", {"temperature": "hot"},
+     "label_mc.temperature: expected a number, got str 'hot'"),
+]
+
+
+@pytest.mark.parametrize("target,section,change,message", [c[1:] for c in PARAM_CASES], ids=[c[0] for c in PARAM_CASES])
+def test_bad_params_name_the_key(tmp_path, target, section, change, message):
+    import importlib
+
+    mod, cls = target.split(":")
+    with pytest.raises(ParamsError) as e:
+        load_params(section, getattr(importlib.import_module(mod), cls), _params(tmp_path, **{section: change}))
+    assert str(e.value) == message
+
+
+def test_sample_sampling_checked_under_its_section():
+    from prmlab.generation import check_sampling
+    from stages.sample import SampleConfig
+
+    with pytest.raises(ParamsError, match=r"^sample_eval\.max_tokens must be >= 1, got 0$"):
+        check_sampling("sample_eval", SampleConfig(max_tokens=0).sampling)
+
+
+TEMPLATE_CASES = [
+    ("template-unescaped-boxed", "Problem: {problem}\n{tagged_response}\nPut the index in \\boxed{}.\n",
+     "template {f}: unknown placeholder(s) {{}} on line 3 (known: {{problem}}, {{tagged_problem}}, {{tagged_response}}); "
+     "escape literal braces as {{{{ }}}}"),
+    ("template-no-response", "\n\nProblem: {problem}\n", "template {f}: missing placeholder {{tagged_response}}"),
+]
+
+
+@pytest.mark.parametrize("text,message", [c[1:] for c in TEMPLATE_CASES], ids=[c[0] for c in TEMPLATE_CASES])
+def test_bad_template(tmp_path, text, message):
+    from prmlab.prompts import load_template
+
+    f = tmp_path / "t.txt"
+    f.write_text(text)
+    with pytest.raises(ValueError) as e:
+        load_template("critic", str(f))
+    assert str(e.value) == message.format(f=f)
+
+
+def _closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    return port
+
+
+def test_model_folder_checks(tmp_path, monkeypatch):
+    from prmlab.preflight import check_model
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "models").mkdir()  # `models/nope` reads like org/name; models/ existing here says it is a path
+    with pytest.raises(ParamsError, match=r"^policy\.model: model folder models/nope does not exist \(a path, not a hub name"):
+        check_model("policy.model", "models/nope")
+    with pytest.raises(ParamsError, match=r"^judge\.model: model folder /no/such/judge does not exist"):
+        check_model("judge.model", "/no/such/judge")
+    pickled = tmp_path / "pickled"
+    pickled.mkdir()
+    for f in ("config.json", "tokenizer.json", "pytorch_model.bin"):
+        (pickled / f).write_text("{}")
+    with pytest.raises(ParamsError) as e:
+        check_model("policy.model", str(pickled))
+    assert str(e.value) == (f"policy.model: {pickled} has no *.safetensors weights (only pickle weights ['pytorch_model.bin'], "
+                            "which are never loaded: convert them to safetensors)")
+    check_model("judge.model", "Qwen/Qwen2.5-Math-7B-Instruct")  # a hub name passes (resolved by the loader)
+
+
+def test_closed_server_fails_fast_naming_the_url_without_credentials():
+    from prmlab.preflight import check_server
+
+    port = _closed_port()
+    t0 = time.monotonic()
+    with pytest.raises(ParamsError) as e:
+        check_server("judge.base_url", f"http://user:s3cret@127.0.0.1:{port}/v1")
+    assert time.monotonic() - t0 < 5.5
+    assert str(e.value).startswith(f"judge.base_url: cannot reach the server at http://***@127.0.0.1:{port}/v1 (")
+    assert "s3cret" not in str(e.value)
+
+
+def test_api_key_never_over_plain_http_to_another_host(monkeypatch):
+    from prmlab.generation import BackendConfig, OpenAIGenerator
+    from prmlab.preflight import check_api_key_transport
+
+    check_api_key_transport("judge.base_url", "http://127.0.0.1:8000/v1", "sk-1")  # loopback: fine
+    check_api_key_transport("judge.base_url", "https://api.example.com/v1", "sk-1")  # TLS: fine
+    monkeypatch.setenv("PRMLAB_TEST_KEY", "sk-1")
+    with pytest.raises(ParamsError, match=r"^base_url: refusing to send the API key over plain http to api\.example\.com"):
+        OpenAIGenerator(BackendConfig(backend="openai", model="m", base_url="http://api.example.com/v1",
+                                      api_key_env="PRMLAB_TEST_KEY"))
+
+
+def test_prm_flag_without_name():
+    from stages._common import prms_to_evaluate
+
+    with pytest.raises(ParamsError, match=r"^--prm 'models/prm/judge': expected name=path"):
+        prms_to_evaluate(None, ["models/prm/judge"], str(ROOT / "params.yaml"), {})
+
+
+def test_mlflow_params_never_hold_url_credentials():
+    from prmlab.tracking import _loggable
+
+    assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
+
+
+# --- counted skips: truncation -------------------------------------------------------------------
+
+def test_processbench_truncated_item_is_not_graded_no_error():
+    from stages.eval_processbench import prediction
+
+    item = ProcessBenchItem.from_dict(ITEM)
+    assert prediction(item, [0.9], 0.5) is None  # steps 1-2 cut by max_length: unknown, graded wrong
+    assert prediction(item, [0.9, 0.2], 0.5) == 1  # an error among the scored steps stands
+    assert prediction(item, [0.9, 0.8, 0.7], 0.5) == -1
+
+
+def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
+    from stages.train_prm import TrainPRMConfig, train
+
+    long_q = "What is " + " + ".join(str(i) for i in range(200)) + "?"
+    ex = [PRMExample(prompt=long_q, completions=["0 + 1 = 1"], labels=[1], response_id=f"r{i}") for i in range(2)]
+    cfg = TrainPRMConfig(max_length=32, epochs=1.0, batch_size=2)
+    with pytest.raises(DataError, match=r"^every one of the 2 training examples is longer than train_prm\.max_length \(32 tokens\)"):
+        train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
+    short = PRMExample(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1], response_id="s")
+    m = train(ex[:1] + [short], toy["policy"], str(tmp_path / "prm"), TrainPRMConfig(max_length=64, epochs=1.0, batch_size=2),
+              soft=False)
+    assert (m["examples"], m["examples_trained"], m["examples_too_long"]) == (2, 1, 1)
+
+
+def test_eval_bon_counts_truncated_responses(toy, tmp_path):
+    from stages.train_prm import untrained
+
+    prm = tmp_path / "prm"
+    untrained(toy["policy"], str(prm), 0)  # scores are beside the point: the count is
+    problems = read_jsonl(toy["problems"] / "eval.jsonl", Problem)[:2]
+    _write_lines(tmp_path / "problems.jsonl", [json.dumps(p.to_dict()) for p in problems])
+    short = ["1 + 1 = 2"]
+    long_ = [f"{i} + 1 = {i + 1}" for i in range(60)]
+    rows = [Response(problem_id=p.id, response_id=f"{p.id}-{k}", steps=s, answer="2", correct=False)
+            for p in problems for k, s in enumerate([short, long_])]
+    _write_lines(tmp_path / "samples.jsonl", [json.dumps(r.to_dict()) for r in rows])
+    params = _params(tmp_path, eval_bon={"max_length": 160, "n": 2})
+    p = subprocess.run([sys.executable, "-m", "stages.eval_bon", "--problems", str(tmp_path / "problems.jsonl"),
+                        "--samples", str(tmp_path / "samples.jsonl"), "--prm", f"toy={prm}", "--metrics", str(tmp_path / "m.json"),
+                        "--scores", str(tmp_path / "s.jsonl"), "--params", str(params)],
+                       cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["truncation"] == {"toy": {"truncated_responses": 2, "unscored_responses": 0}}
+    assert "toy: 2 responses truncated to max_length, 0 unscored" in p.stdout
+
+
+# --- the stage CLIs: one line `[stage] error: ...`, exit 2, before any model loads ----------------
+
+def _env(tmp_path: Path) -> dict:
+    return {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}", "PYTHONPATH": str(ROOT / "src"),
+            "PRMLAB_EXPERIMENT": "bad-inputs"}
+
+
+def test_stage_cli_errors_are_one_line(toy, tmp_path):
+    problems = toy["problems"] / "train.jsonl"
+    pid = read_jsonl(problems, Problem)[0].id
+    samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP | {"problem_id": pid}),
+                                                        json.dumps(RESP | {"problem_id": pid, "response_id": "r1", "steps": "abc"})])
+    judge = _write_lines(tmp_path / "judge.jsonl", [json.dumps(JUDGE | {"first_error": 99})])
+    mc = _write_lines(tmp_path / "mc.jsonl", [json.dumps(MC)])
+    good_samples = _write_lines(tmp_path / "good.jsonl", [json.dumps(RESP | {"problem_id": pid})])
+    port = _closed_port()
+    out = tmp_path / "o"
+    cases = {  # name: (argv, params changes, expected stderr)
+        "data-error": (["stages.label_mc", "--problems", problems, "--samples", samples, "--out", out / "mc.jsonl",
+                        "--metrics", out / "m.json"], {"policy": {"model": toy["policy"]}},
+                       f"[label_mc] error: {samples}:2: field 'steps': expected a list, got string 'abc'"),
+        "missing-model-folder": (["stages.label_judge", "--problems", problems, "--samples", good_samples, "--out",
+                                  out / "j.jsonl", "--metrics", out / "j.json"], {"judge": {"model": str(tmp_path / "gone")}},
+                                 f"[label_judge] error: judge.model: model folder {tmp_path / 'gone'} does not exist "
+                                 "(a path, not a hub name like org/name)"),
+        "closed-server": (["stages.label_judge", "--problems", problems, "--samples", good_samples, "--out",
+                           out / "j2.jsonl", "--metrics", out / "j2.json"],
+                          {"judge": {"backend": "openai", "model": "judge", "base_url": f"http://127.0.0.1:{port}/v1"}},
+                          f"[label_judge] error: judge.base_url: cannot reach the server at http://127.0.0.1:{port}/v1 ("),
+        "temperature": (["stages.label_mc", "--problems", problems, "--samples", good_samples, "--out", out / "mc2.jsonl",
+                         "--metrics", out / "m2.json"], {"label_mc": {"temperature": -0.5}},
+                        "[label_mc] error: label_mc.temperature must be >= 0, got -0.5"),
+        "judge-index-99": (["stages.consensus", "--problems", problems, "--samples", good_samples, "--mc", mc, "--judge",
+                            judge, "--metrics", out / "c.json", "--audit-table", out / "a.json"], {},
+                           f"[consensus] error: {judge}:1: field 'first_error': 99 outside -1..2 (response r0 has 3 steps)"),
+    }
+    procs = {}
+    for name, (argv, change, _) in cases.items():
+        d = tmp_path / name
+        d.mkdir()
+        params = _params(d, **change)
+        procs[name] = subprocess.Popen([sys.executable, "-m", *map(str, argv), "--params", str(params)], cwd=ROOT,
+                                       env=_env(d), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    for name, p in procs.items():
+        _, err = p.communicate(timeout=120)
+        expected = cases[name][2]
+        lines = err.strip().splitlines()
+        assert p.returncode == 2, (name, err)
+        assert len(lines) == 1 and lines[0].startswith(expected), (name, err)
+        assert not (tmp_path / name / "mlflow.db").exists(), name  # failed before any run (or model) started
+    assert not out.exists()  # nothing written
+
+
+# --- kill during write: resume == fresh, temp files, MLflow, permissions; stale shards ------------
+
+def _label_mc(toy, tmp_path: Path, out: Path, params: Path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "stages.label_mc", "--problems", str(tmp_path / "problems.jsonl"),
+                             "--samples", str(tmp_path / "samples.jsonl"), "--out", str(out / "mc.jsonl"),
+                             "--metrics", str(out / "mc_metrics.json"), "--params", str(params)],
+                            cwd=ROOT, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _kill_after_first_shard(p: subprocess.Popen, shards: Path) -> None:
+    deadline = time.monotonic() + 120
+    while not list(shards.glob("shard-*.jsonl")):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+
+
+def test_kill_resume_and_stale_shards(toy, tmp_path):
+    import mlflow
+
+    from prmlab.toy.world import canonical_steps
+
+    problems = read_jsonl(toy["problems"] / "train.jsonl", Problem)[:4]
+    _write_lines(tmp_path / "problems.jsonl", [json.dumps(p.to_dict()) for p in problems])
+    rows = []
+    for p in problems:
+        steps = canonical_steps(p)
+        for k in range(2):
+            rows.append(Response(problem_id=p.id, response_id=f"{p.id}-{k}", steps=steps, answer=p.gold_answer,
+                                 correct=True, true_first_error=-1))
+    _write_lines(tmp_path / "samples.jsonl", [json.dumps(r.to_dict()) for r in rows])
+    model = tmp_path / "policy"
+    shutil.copytree(toy["policy"], model)
+    params = _params(tmp_path, policy={"model": str(model)}, label_mc={"k": 2, "max_tokens": 24, "shard_size": 2})
+
+    fresh, resumed = tmp_path / "fresh", tmp_path / "resumed"
+    p = _label_mc(toy, tmp_path, fresh, params)
+    assert p.wait(timeout=300) == 0, p.communicate()
+    p = _label_mc(toy, tmp_path, resumed, params)
+    _kill_after_first_shard(p, resumed / "mc.jsonl.shards")
+    assert not (resumed / "mc.jsonl").exists()
+    (resumed / "mc.jsonl.shards" / ".shard-00009.jsonl.abc.tmp").write_text("half a shard")  # as a kill mid-write leaves
+    (resumed / ".mc.jsonl.abc.tmp").write_text("half a file")
+    p = _label_mc(toy, tmp_path, resumed, params)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "shards were already done" in err and "marked 1 interrupted MLflow run(s) FAILED" in err
+    # resumed == fresh, byte for byte, metrics included; no temp file left; normal permissions
+    for f in ("mc.jsonl", "mc_metrics.json"):
+        assert (resumed / f).read_bytes() == (fresh / f).read_bytes(), f
+        assert (resumed / f).stat().st_mode & 0o777 == 0o666 & ~_umask(), f
+    assert sorted(x.name for x in resumed.iterdir()) == ["mc.jsonl", "mc_metrics.json"]
+    mlflow.set_tracking_uri(_env(tmp_path)["MLFLOW_TRACKING_URI"])
+    runs = mlflow.search_runs(experiment_names=["bad-inputs"])
+    assert sorted(runs["status"]) == ["FAILED", "FINISHED", "FINISHED"]
+
+    # stale shards: killed again, then new weights at the same path -> the shards are discarded, said so
+    stale = tmp_path / "stale"
+    p = _label_mc(toy, tmp_path, stale, params)
+    _kill_after_first_shard(p, stale / "mc.jsonl.shards")
+    shutil.copy(Path(toy["judge"]) / "model.safetensors", model / "model.safetensors")
+    p = _label_mc(toy, tmp_path, stale, params)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert "discarding 1 shard(s)" in err or "discarding 2 shard(s)" in err, err
+    assert "already done" not in err
+
+
+def _umask() -> int:
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd):
+    # sample's dropped counts live beside each shard, so a resumed run reports the skipped shards' too
+    from prmlab.io import ShardWriter
+
+    w = ShardWriter(tmp_path / "out.jsonl", "fp1")
+    w.write_meta(0, {"no_steps": 2})
+    w.write(0, [{"a": 1}])
+    (w.dir / ".shard-00001.jsonl.x.tmp").write_text("half")  # a writer killed mid-shard
+    w = ShardWriter(tmp_path / "out.jsonl", "fp1")  # the rerun
+    assert w.done(0) and w.read_meta(0) == {"no_steps": 2} and not list(w.dir.glob(".*.tmp"))
+    w = ShardWriter(tmp_path / "out.jsonl", "fp2")  # other weights, code, params or inputs
+    assert not w.done(0) and not list(w.dir.glob("meta-*"))
+    assert "discarding 1 shard(s)" in capfd.readouterr().err

@@ -1,0 +1,165 @@
+"""The report's findings: interval verdicts and the per-item statistics behind them, on tables
+small enough to check by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from prmlab.findings import Findings, pb_f1, pick
+from prmlab.stats import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    all_of,
+    bootstrap_ci,
+    equivalence_verdict,
+    kendall_tau,
+    verdict,
+)
+
+
+def test_verdict_follows_the_interval_never_the_sign():
+    assert verdict(0.5, 3.0) == REPRODUCED
+    assert verdict(-3.0, -0.5) == NOT_REPRODUCED
+    assert verdict(-0.1, 3.0) == INCONCLUSIVE  # a positive point estimate is not enough
+    assert verdict(-3.0, -0.5, direction=-1) == REPRODUCED
+    assert verdict(math.nan, math.nan) == INCONCLUSIVE
+    assert verdict(0.8, 0.9, null=1.0) == NOT_REPRODUCED
+    assert equivalence_verdict(-2.0, 2.5, 3.0) == REPRODUCED
+    assert equivalence_verdict(3.5, 9.0, 3.0) == NOT_REPRODUCED
+    assert equivalence_verdict(-1.0, 5.0, 3.0) == INCONCLUSIVE
+    assert all_of([REPRODUCED, REPRODUCED]) == REPRODUCED
+    assert all_of([REPRODUCED, INCONCLUSIVE]) == INCONCLUSIVE
+    assert all_of([REPRODUCED, NOT_REPRODUCED]) == NOT_REPRODUCED
+
+
+def test_bootstrap_interval_of_a_constant_is_the_constant_and_widens_with_noise():
+    assert bootstrap_ci([1.0] * 20, lambda s: sum(s) / len(s)) == (1.0, 1.0)
+    lo, hi = bootstrap_ci([0.0, 1.0] * 50, lambda s: sum(s) / len(s), n_boot=2000, seed=1)
+    # binomial p = 0.5, n = 100: standard error 0.05, so the 95% interval is about 0.40 .. 0.60
+    assert 0.38 <= lo <= 0.42 and 0.58 <= hi <= 0.62
+    # stratified: each stratum keeps its size, so a stratum-constant statistic does not move
+    units = [("a", 1.0)] * 5 + [("b", 0.0)] * 15
+    assert bootstrap_ci(units, lambda s: sum(v for _, v in s), strata=lambda u: u[0]) == (5.0, 5.0)
+
+
+def test_kendall_tau_hand_values():
+    assert kendall_tau([1, 2, 3], [10, 20, 30]) == 1.0
+    assert kendall_tau([1, 2, 3], [30, 20, 10]) == -1.0
+    assert kendall_tau([1, 2, 3], [10, 30, 20]) == pytest.approx(1 / 3)  # pairs: +1, +1, -1
+    assert kendall_tau([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / 3)  # the tied pair counts 0
+
+
+def test_processbench_f1_is_the_mean_over_subsets():
+    # subset a: labels [-1, 1], preds [-1, 0] -> correct acc 100, error acc 0 -> F1 0
+    # subset b: labels [-1, 0], preds [-1, 0] -> 100 / 100 -> F1 100
+    units = [{"label": -1, "pred": {"x": -1}}, {"label": 1, "pred": {"x": 0}},
+             {"label": -1, "pred": {"x": -1}}, {"label": 0, "pred": {"x": 0}}]
+    assert pb_f1(units, ["a", "a", "b", "b"], "x") == 50.0
+
+
+def test_bon_pick_takes_the_highest_product_and_the_earliest_on_ties():
+    rs = [{"step_scores": [0.9, 0.5], "id": 0}, {"step_scores": [0.45], "id": 1}, {"step_scores": [0.5, 0.9], "id": 2}]
+    assert pick(rs)["id"] == 0  # 0.45 ties 0.45: the earliest
+    assert pick(rs, "last")["id"] == 2
+    assert pick(rs, "min")["id"] == 0  # mins 0.5, 0.45, 0.5: 0 and 2 tie at 0.5, the earliest wins
+    assert pick([{"step_scores": [0.2], "id": 0}, {"step_scores": [], "id": 1}])["id"] == 0  # no steps: -inf
+
+
+def _bon_rows():
+    """Two PRMs, four problems, two responses each. Response 0 is right but flawed, response 1 right and clean
+    on problems p0, p1; on p2, p3 response 0 is wrong, response 1 right and clean."""
+    rows = []
+    for p in range(4):
+        for i in range(2):
+            correct = p < 2 or i == 1
+            fe = (0 if i == 0 else -1)
+            good = {"A": [0.9, 0.9] if i == 0 else [0.5, 0.5],  # A always picks response 0
+                    "B": [0.5, 0.5] if i == 0 else [0.9, 0.9]}  # B always picks response 1
+            for prm in ("A", "B"):
+                rows.append({"prm": prm, "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": correct,
+                             "true_first_error": fe, "step_scores": good[prm]})
+    return rows
+
+
+def test_bon_accuracy_inflation_and_min_position_by_hand():
+    f = Findings([], {}, ["toy"], None, _bon_rows(), {}, n_boot=200)
+    probs = sorted(f.bon)
+    assert f.bon_acc(probs, "A") == 50.0  # picks response 0: right on p0, p1 only
+    assert f.bon_acc(probs, "B") == 100.0
+    d, lo, hi = f.bon_diff("B", "A")
+    # 1 resample in 16 holds only p0 and p1, where A and B tie: with 4 problems the interval reaches 0
+    assert d == 50.0 and lo == 0.0 and verdict(lo, hi) == INCONCLUSIVE
+    many = [dict(r, problem_id=f"{r['problem_id']}-{k}") for k in range(5) for r in _bon_rows()]
+    d, lo, hi = Findings([], {}, ["toy"], None, many, {}, n_boot=200).bon_diff("B", "A")
+    assert d == 50.0 and lo > 0 and verdict(lo, hi) == REPRODUCED
+    assert f.inflation("A")[0] == 50.0  # its picks on p0, p1 are right answers through a wrong step
+    assert f.inflation("B") == (0.0, 0.0, 0.0)
+    # every response has two equal step scores: the tie counts as the earliest step, never the final one
+    assert f.min_on_last("A") == 0.0
+
+
+def _pb_rows():
+    """ProcessBench rows for PRMs good and bad on subsets tune and test; thresholds 0.5."""
+    rows = []
+    items = [(-1, [0.9, 0.9]), (1, [0.9, 0.1]), (-1, [0.8, 0.7]), (0, [0.2, 0.9])]
+    for subset in ("tune", "test"):
+        for k, (label, sc) in enumerate(items):
+            rows.append({"model": "prm/good", "subset": subset, "id": str(k), "label": label, "step_scores": sc})
+            rows.append({"model": "prm/bad", "subset": subset, "id": str(k), "label": label,
+                         "step_scores": [1 - x for x in sc]})
+    return rows
+
+
+def test_processbench_difference_uses_held_out_subsets_only():
+    f = Findings(_pb_rows(), {"good": 0.5, "bad": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200)
+    assert f.pb_subsets == ["test"] and f.pb_held_out
+    d, lo, hi = f.pb_diff("good", "bad")
+    assert d == 100.0  # good: all four right (F1 100); bad: every prediction wrong (F1 0)
+    assert verdict(lo, hi) == INCONCLUSIVE  # 4 items: some resamples hold no erroneous item, F1 0 for both
+    many = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in _pb_rows()]
+    d, lo, hi = Findings(many, {"good": 0.5, "bad": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200).pb_diff("good", "bad")
+    assert d == 100.0 and verdict(lo, hi) == REPRODUCED
+    one = Findings(_pb_rows(), {"good": 0.5, "bad": 0.5}, ["tune"], "tune", [], {}, n_boot=50)
+    assert not one.pb_held_out and one.pb_subsets == ["tune"]
+
+
+def test_findings_rows_quote_the_paper_and_can_fail():
+    rows = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in _pb_rows()]
+    rows += [dict(r, model=r["model"].replace("good", "oracle")) for r in rows if r["model"] == "prm/good"]
+    rows += [dict(r, model="prm/mc_hard") for r in rows if r["model"] == "prm/good"]
+    rows += [dict(r, model="prm/judge") for r in rows if r["model"] == "prm/bad"]
+    th = {"oracle": 0.5, "mc_hard": 0.5, "judge": 0.5}
+    f = Findings(rows, th, ["tune", "test"], "tune", [], {"responses": 100, "agree": 40}, n_boot=200)
+    table = {r[0][:30]: r for r in f.rows()}
+    first = table["PRMs trained on MC labels are "]
+    assert "40.1 < LLM-as-a-judge 46.5" in first[1] and "Table 4" in first[1]
+    assert first[3] == NOT_REPRODUCED  # here judge (bad) is far below mc_hard (good)
+    keep = table["Consensus filtering keeps abou"]
+    assert "40%" in keep[1] and keep[3] == REPRODUCED  # 40% kept, and no consensus PRM to compare
+
+
+def test_aggregate_over_seeds_by_hand():
+    from prmlab.findings import aggregate_seeds
+
+    def rec(fid, v, est):
+        return {"id": fid, "claim": fid, "paper": "p", "ours": "", "verdict": v, "estimates": est}
+
+    per_seed = {  # three seeds; the judge-minus-MC F1 difference is 4, 6, 8 (mean 6, sd 2)
+        "seed-0": [rec("mc_judge_human", "reproduced", {"f1_judge_minus_mc": [4.0, 1.0, 7.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
+                   rec("hard_soft", "reproduced", {"f1_hard_minus_soft": [0.5, -1.0, 2.0]})],
+        "seed-1": [rec("mc_judge_human", "inconclusive", {"f1_judge_minus_mc": [6.0, -1.0, 9.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
+                   rec("hard_soft", "reproduced", {"f1_hard_minus_soft": [-0.5, -2.0, 1.0]})],
+        "seed-2": [rec("mc_judge_human", "reproduced", {"f1_judge_minus_mc": [8.0, 5.0, 11.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]})],
+    }
+    agg = {f["id"]: f for f in aggregate_seeds(per_seed)}
+    e = agg["mc_judge_human"]["estimates"]["f1_judge_minus_mc"]
+    half = 4.303 * 2.0 / 3 ** 0.5  # t(2 df) x sd / sqrt(3)
+    assert e["mean"] == 6.0 and abs(e["lo"] - (6 - half)) < 1e-9 and abs(e["hi"] - (6 + half)) < 1e-9
+    assert (e["within_seed_lo"], e["within_seed_hi"]) == (5 / 3, 9.0)
+    # 6 - 4.97 = 1.03 > 0, and the oracle difference has zero spread: both parts hold across seeds
+    assert agg["mc_judge_human"]["verdict"] == "reproduced"
+    assert agg["mc_judge_human"]["per_seed_verdicts"] == ["reproduced", "inconclusive", "reproduced"]
+    assert agg["hard_soft"]["seeds"] == 2 and agg["hard_soft"]["verdict"] == "inconclusive"  # missing from seed-2
