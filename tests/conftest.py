@@ -53,3 +53,11 @@ def need_data(rel: str) -> Path:
     if not p.exists():
         pytest.skip(f"real data not found at {p} (see ../shared/data/README.md)")
     return p
+
+
+@pytest.fixture(autouse=True)
+def _no_tracking_uri_leak():
+    """`mlflow.set_tracking_uri` also sets MLFLOW_TRACKING_URI in os.environ: a test that calls it would send
+    every later test's stage subprocesses to its store. Each test starts from the project default."""
+    yield
+    os.environ.pop("MLFLOW_TRACKING_URI", None)

@@ -442,9 +442,12 @@ def test_kill_resume_and_stale_shards(toy, tmp_path):
         assert (resumed / f).read_bytes() == (fresh / f).read_bytes(), f
         assert (resumed / f).stat().st_mode & 0o777 == 0o666 & ~_umask(), f
     assert sorted(x.name for x in resumed.iterdir()) == ["mc.jsonl", "mc_metrics.json"]
-    mlflow.set_tracking_uri(_env(tmp_path)["MLFLOW_TRACKING_URI"])
-    runs = mlflow.search_runs(experiment_names=["bad-inputs"])
-    assert sorted(runs["status"]) == ["FAILED", "FINISHED", "FINISHED"]
+    # A client, not mlflow.set_tracking_uri: that also sets MLFLOW_TRACKING_URI in os.environ, which would
+    # leak into every later test's subprocesses.
+    client = mlflow.tracking.MlflowClient(tracking_uri=_env(tmp_path)["MLFLOW_TRACKING_URI"])
+    exp = client.get_experiment_by_name("bad-inputs")
+    statuses = sorted(r.info.status for r in client.search_runs([exp.experiment_id]))
+    assert statuses == ["FAILED", "FINISHED", "FINISHED"]
 
     # stale shards: killed again, then new weights at the same path -> the shards are discarded, said so
     stale = tmp_path / "stale"

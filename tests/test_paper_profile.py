@@ -26,7 +26,9 @@ PB = ["gsm8k", "math", "olympiadbench", "omnimath"]
 
 
 def run(cmd, cwd, env=None, check=True, timeout=1500):
-    env = {**os.environ, **(env or {})}
+    # A given env is the whole environment (so a variable it leaves out stays out), else this process's.
+    env = dict(env if env is not None else os.environ)
+    env.pop("PRMLAB_PARENT_RUN_ID", None)
     env["PATH"] = f"{BIN}{os.pathsep}{env['PATH']}"
     p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if check and p.returncode != 0:
@@ -86,6 +88,7 @@ def paper_run(toy, tmp_path_factory):
     audit.mkdir()
     env = audit_env(audit, d, {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"})
     p = run(["dvc", "repro"], d, env=env)
+    assert (d / "mlflow.db").exists(), "the stages logged to another MLflow store"
     return {"dir": d, "out": p.stdout + p.stderr, "audit": audit, "standins": standins}
 
 
@@ -162,7 +165,8 @@ def test_every_stage_declares_what_it_reads_and_imports(paper_run):
 
 
 def test_a_second_repro_reruns_only_the_always_changed_inputs_stage(paper_run):
-    out = run(["dvc", "repro"], paper_run["dir"]).stdout
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    out = run(["dvc", "repro"], paper_run["dir"], env=env).stdout
     ran = [line for line in out.splitlines() if line.startswith("Running stage")]
     assert ran == ["Running stage 'inputs@real':"], out
 
