@@ -17,6 +17,27 @@ os.environ.pop("PRMLAB_PARENT_RUN_ID", None)
 sys.path.insert(0, str(ROOT))
 
 
+def new_project(d: Path, params: dict) -> Path:
+    """A fresh git + DVC repo of the project's code, dvc.yaml and `params` in `d`, as a clone would hold it."""
+    import shutil
+    import subprocess
+
+    import yaml
+
+    for name in ("src", "stages", "flows"):
+        shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
+        shutil.copy(ROOT / name, d / name)
+    for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
+        (d / keep).mkdir(parents=True, exist_ok=True)
+    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
+                ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
+        subprocess.run(cmd, cwd=d, env=env, check=True, capture_output=True)
+    return d
+
+
 def tiny_toy_config():
     from prmlab.toy.lm import ModelDims
     from stages.bootstrap import ToyConfig

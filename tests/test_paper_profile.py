@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import DATA, ROOT, need_data
+from conftest import DATA, ROOT, need_data, new_project
 from graph_audit import audit_env, undeclared
 
 BIN = Path(sys.executable).parent
@@ -34,20 +34,6 @@ def run(cmd, cwd, env=None, check=True, timeout=1500):
     if check and p.returncode != 0:
         raise AssertionError(f"{cmd} failed ({p.returncode}):\n{p.stdout[-4000:]}\n{p.stderr[-4000:]}")
     return p
-
-
-def new_project(d: Path, params: dict) -> Path:
-    for name in ("src", "stages", "flows"):
-        shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
-        shutil.copy(ROOT / name, d / name)
-    for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
-        (d / keep).mkdir(parents=True, exist_ok=True)
-    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
-                ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
-        run(cmd, d)
-    return d
 
 
 def paper_small(standins: dict[str, str]) -> dict:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -57,19 +56,9 @@ def tiny_params(src: Path) -> dict:
 
 @pytest.fixture(scope="session")
 def project(tmp_path_factory):
-    d = tmp_path_factory.mktemp("project")
-    for name in ("src", "stages", "flows"):
-        shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
-        shutil.copy(ROOT / name, d / name)
-    for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
-        (d / keep).mkdir(parents=True, exist_ok=True)
-    (d / "params.yaml").write_text(yaml.safe_dump(tiny_params(ROOT / "params.yaml"), sort_keys=False))
-    run(["git", "init", "-q"], d)
-    run(["git", "config", "user.email", "t@example.com"], d)
-    run(["git", "config", "user.name", "t"], d)
-    run(["dvc", "init", "-q"], d)
-    run(["dvc", "config", "core.analytics", "false"], d)
+    from conftest import new_project
+
+    d = new_project(tmp_path_factory.mktemp("project"), tiny_params(ROOT / "params.yaml"))
     run(["git", "add", "-A"], d)
     run(["git", "commit", "-qm", "init"], d)
     return d
