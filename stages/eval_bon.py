@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from prmlab.io import read_jsonl, write_json, write_jsonl
-from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k
+from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k, random_pick
 from prmlab.params import ParamsError, check, load_params
 from prmlab.preflight import check_model
 from prmlab.records import Problem, Response
@@ -57,7 +57,8 @@ def group(responses: list[Response], n: int) -> dict[str, list[Response]]:
 
 def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
               scores: dict[str, list[float]] | None, aggregations: list[str]) -> dict:
-    """Per benchmark (problem.source) and averaged: maj@N, pass@N, and prm@N per aggregation."""
+    """Per benchmark (problem.source) and averaged: maj@N, pass@N, a random pick's expected accuracy,
+    and prm@N per aggregation."""
     per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     # Every problem with a gold answer counts, also one whose responses were all dropped (no steps):
     # it is a miss for every method, never a smaller denominator.
@@ -65,13 +66,14 @@ def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
         bench, rs = problems[pid].source, groups.get(pid, [])
         if not rs:
             per[bench]["no_responses"].append(1.0)
-            for k in ["maj", "pass"] + ([f"prm_{agg}" for agg in aggregations] if scores is not None else []):
+            for k in ["maj", "pass", "random"] + ([f"prm_{agg}" for agg in aggregations] if scores is not None else []):
                 per[bench][k].append(0.0)
             continue
         per[bench]["no_responses"].append(0.0)
         correct = [r.correct for r in rs]
         per[bench]["maj"].append(float(maj_at_k([r.answer for r in rs], correct, len(rs))))
         per[bench]["pass"].append(float(pass_at_k(correct, len(rs))))
+        per[bench]["random"].append(random_pick(correct, len(rs)))
         if scores is None:
             continue
         for agg in aggregations:
@@ -138,7 +140,7 @@ def main() -> None:
     results, rows, scorer_max_length, truncated = {}, [], {}, {}
     with stage_run("eval_bon", {"eval_bon": cfg, "prms": prms}, inputs=[a.problems, a.samples]) as run:
         base = bon_table(problems, groups, None, [])
-        results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "problems", "no_responses")}
+        results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
                                 for b, d in base.items()}
         # The Best-of-N curve (report figure): maj@N and pass@N, and prm@N per PRM below.
         by_n = {"baselines": bon_by_n(problems, groups, cfg.n)}

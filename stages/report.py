@@ -103,13 +103,78 @@ def table6(res: dict, n: int) -> str:
     return table(["method", *benches, "avg"], rows)
 
 
+def pb_heldout_f1(res: dict, held: list[str]) -> float | None:
+    """A ProcessBench model's headline F1: over the subsets its threshold was not tuned on (a critic has none)."""
+    t = res.get("tuned", res)
+    if "tuned" in res:
+        return t.get("heldout_average_f1")
+    return mean_f1(t, held) if held else t.get("average_f1")
+
+
+def headline(mdir: Path, profile: str = "toy") -> dict:
+    """The dozen numbers a reader wants first, from the metrics files: reports/headline.json, which
+    `dvc metrics show` and `dvc exp show` render in a terminal (the detailed files stay as they are)."""
+    r1 = lambda x: None if x is None else round(float(x), 1)  # noqa: E731
+    h: dict = {}
+    sample, cons = _load(mdir, "sample"), _load(mdir, "consensus")
+    if sample.get("accuracy") is not None:
+        h["policy_accuracy"] = r1(100 * sample["accuracy"])
+    boot = _load(mdir, "train_judge") if profile == "toy" else {}
+    if boot:
+        h["judge_first_error_accuracy"] = r1(100 * boot["judge_first_error_accuracy"])
+        h["judge_baseline_always_no_error"] = r1(100 * boot["judge_baseline_always_none"])
+    if cons.get("consensus_kept_share") is not None:
+        h["consensus_kept"] = r1(100 * cons["consensus_kept_share"])
+    if cons.get("audit"):
+        h["label_first_error_accuracy"] = {s: r1(100 * a["first_error_accuracy"]) for s, a in cons["audit"].items()}
+    pbm = _load(mdir, "eval_processbench")
+    if pbm.get("models"):
+        models = pbm["models"]
+        tune = next((v["tuned"].get("threshold_subset") for v in models.values() if "tuned" in v), None)
+        held = [x for x in pbm["items"] if x != tune]
+        # PRMs by label source; the judge evaluated as a critic apart from the PRM trained on its labels.
+        key = lambda name: name[4:] if name.startswith("prm/") else name.replace("critic/", "critic_")  # noqa: E731
+        h["processbench_f1"] = {key(name): r1(pb_heldout_f1(res, held)) for name, res in models.items()}
+    bonm = _load(mdir, "eval_bon")
+    if bonm.get("results"):
+        n, res = bonm["n"], bonm["results"]
+        h[f"best_of_{n}"] = {k: r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
+        h[f"best_of_{n}"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
+    bias = _load(mdir, "analyze_bias")
+    if bias.get("prms"):
+        h["min_on_final_step_share"] = {k: r1(v["min_on_last_step_all"]) for k, v in bias["prms"].items()}
+    return h
+
+
+def judge_example(samples: Path, labels: Path, max_chars: int = 3000) -> list[str]:
+    """One judged response with an error and the judge's reply, verbatim: the reply format a reader
+    should see (the toy judge writes a check per paragraph before its verdict, as the paper's does)."""
+    from prmlab.io import read_jsonl
+    from prmlab.records import JudgeLabel, Response
+
+    resp = {r.response_id: r for r in read_jsonl(samples, Response)}
+    picks = [(resp[j.response_id], j) for j in read_jsonl(labels, JudgeLabel) if j.parsed and j.response_id in resp]
+    # The first response the verifier (toy) or else the judge says is wrong, so the reply shows a check failing.
+    wrong = [(r, j) for r, j in picks if (r.true_first_error if r.true_first_error is not None else j.first_error) not in (-1, None)]
+    if not (wrong or picks):
+        return []
+    r, j = (wrong or picks)[0]
+    reply = j.raw[0] if j.raw else ""
+    cut = f"\n... ({len(reply) - max_chars} more characters)" if len(reply) > max_chars else ""
+    truth = f"; the verifier's: {r.true_first_error}" if r.true_first_error is not None else ""
+    steps = "\n\n".join(f"[{i}] {s}" for i, s in enumerate(r.steps))
+    return ["## The judge's reply format", "",
+            f"Response `{r.response_id}` (steps numbered from 0), the judge's verdict {j.first_error}{truth}:", "",
+            "```text", steps[:max_chars], "```", "", "Its reply, verbatim:", "", "```text", reply[:max_chars] + cut, "```", ""]
+
+
 def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: list[str] | None = None,
           pb_scores: Path | None = None, bon_scores: Path | None = None, n_boot: int = 1000,
-          findings_json: Path | None = None) -> str:
+          findings_json: Path | None = None, example: list[str] | None = None) -> str:
     from prmlab import plots
 
     # Only this profile's metrics: a toy run's bootstrap.json must not show up in a real run's report.
-    boot = _load(mdir, "bootstrap") if profile == "toy" else {}
+    boot = (_load(mdir, "bootstrap") | _load(mdir, "train_judge")) if profile == "toy" else {}
     inputs = _load(mdir, "inputs") if profile == "real" else {}
     cons = _load(mdir, "consensus")
     pbm, bonm, bias = _load(mdir, "eval_processbench"), _load(mdir, "eval_bon"), _load(mdir, "analyze_bias")
@@ -124,11 +189,14 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                f"evaluation problems), {inputs['eval_problems']} Best-of-N problems, {inputs['processbench_items']} ProcessBench items; "
                "models: " + ", ".join(f"{k} {v}" for k, v in inputs.get("models", {}).items()) + ".", ""]
     if boot:
-        md += ["## The world", "", table(["metric", "value"], [[k, v] for k, v in sorted(boot.items()) if isinstance(v, int | float)]), ""]
+        md += ["## The toy models", "", "Measured on held-out problems by the exact verifier (bootstrap@toy: policy; "
+               "train_judge@toy: the judge on the policy's responses).", "",
+               table(["metric", "value"], [[k, v] for k, v in sorted(boot.items()) if isinstance(v, int | float)]), ""]
         jacc, jbase = boot.get("judge_first_error_accuracy"), boot.get("judge_baseline_always_none")
         if jacc is not None and jbase is not None and jacc < jbase + 0.05:
             md += [f"**Weak judge.** Its first-error accuracy ({jacc:.2f}) is not clearly above always answering -1 ({jbase:.2f}): "
                    "the judge and consensus labels, and every finding below built on them, come from a judge that finds few errors.", ""]
+    md += example or []
     if sample:
         md += ["## Data synthesis", "",
                f"Sampled {sample.get('kept')} responses ({fmt(100 * sample.get('accuracy', 0))}% correct); "
@@ -153,8 +221,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
         for name, res in models.items():
             t = res.get("tuned", res)
             t05 = res.get("threshold_0.5", t)
-            # Headline: the F1 of the subsets the threshold was not tuned on (the critic has no threshold).
-            head = t.get("heldout_average_f1") if "tuned" in res else (mean_f1(t, held) if held else t["average_f1"])
+            head = pb_heldout_f1(res, held)
             rows.append([name] + [f"{t[s]['error_acc']:.1f} / {t[s]['correct_acc']:.1f} / {t[s]['f1']:.1f}" for s in subsets]
                         + [head if head is not None else "-", t05.get("heldout_average_f1") or t05["average_f1"],
                            t.get("threshold", "-")])
@@ -184,6 +251,8 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
         base = res["baselines"]["average"]
         n = bonm["n"]
         rows = [[f"maj@{n}", base["maj"], "-"], [f"pass@{n}", base["pass"], "-"]]
+        if "random" in base:  # a PRM below this ranks responses no better than chance
+            rows.insert(0, [f"random pick of {n}", base["random"], "-"])
         for name, t in res.items():
             if name == "baselines":
                 continue
@@ -254,7 +323,9 @@ def main() -> None:
 
     a = parse_args("build the report", metrics_dir="folder of metrics JSON", out="report Markdown", figures="figures folder",
                    pb_scores="ProcessBench per-item scores JSONL", bon_scores="Best-of-N per-response scores JSONL",
-                   findings="findings JSON (estimates, intervals, verdicts)")
+                   findings="findings JSON (estimates, intervals, verdicts)", samples="?training responses JSONL",
+                   judge_labels="?judge labels JSONL (with --samples: the report shows one reply)",
+                   headline="?headline metrics JSON (the dozen numbers to read first)")
     try:
         profile = load_params("profile", ProfileConfig, a.params).name
         sources = read_params(a.params).get("train_prm", {}).get("sources")
@@ -262,12 +333,16 @@ def main() -> None:
         fail("report", e)
     with stage_run("report", {"profile": profile}, inputs=[]) as run:
         try:
+            example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else None
             text = build(Path(a.metrics_dir), Path(a.figures), run, profile, sources, Path(a.pb_scores), Path(a.bon_scores),
-                         findings_json=Path(a.findings))
+                         findings_json=Path(a.findings), example=example)
         except DataError as e:
             fail("report", e)
         atomic_write_text(a.out, text)
         run.artifact(a.out)
+        if a.headline:
+            write_json(a.headline, headline(Path(a.metrics_dir), profile))
+            run.artifact(a.headline)
         run.artifact(a.findings)
         run.artifact(a.figures, "figures")
     summary("report", f"wrote {a.out} ({len(text.splitlines())} lines) and {len(list(Path(a.figures).glob('*.png')))} figures")

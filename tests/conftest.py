@@ -40,22 +40,30 @@ def new_project(d: Path, params: dict) -> Path:
 
 def tiny_toy_config():
     from prmlab.toy.lm import ModelDims
-    from stages.bootstrap import ToyConfig
+    from stages.bootstrap import ToyModelsConfig
 
     dims = ModelDims(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128,
                      max_position_embeddings=8192)
-    return ToyConfig(n_train=6, n_eval=4, n_processbench=12, policy_corpus=300, judge_corpus=150, vocab_size=400,
-                     policy=dims, policy_steps=40, judge_steps=10, batch_size=16, eval_problems=8)
+    return ToyModelsConfig(corpus=300, vocab_size=400, policy=dims, base_steps=40, policy_steps=10, batch_size=16,
+                           eval_problems=8)
 
 
 @pytest.fixture(scope="session")
 def toy(tmp_path_factory):
-    """A tiny bootstrap: problems/ and models/{policy,judge} in a temp folder (seconds)."""
-    from stages.bootstrap import JudgeStyle, run_toy
+    """A tiny bootstrap: problems/ and models/{base,policy,judge} in a temp folder (seconds)."""
+    from prmlab.io import write_jsonl
+    from stages.bootstrap import run_toy
+    from stages.problems import ToyWorldConfig, world_problems
+    from stages.train_judge import Shared, ToyJudgeConfig, run_judge
 
     d = tmp_path_factory.mktemp("toy")
-    metrics = run_toy(tiny_toy_config(), JudgeStyle(), d / "problems", d / "models")
-    return {"dir": d, "policy": str(d / "models" / "policy"), "judge": str(d / "models" / "judge"),
+    for split, items in world_problems(ToyWorldConfig(n_train=6, n_eval=4, n_processbench=12)).items():
+        write_jsonl(d / "problems" / f"{split}.jsonl", items)
+    models = d / "models"
+    metrics = run_toy(tiny_toy_config(), models)
+    metrics |= run_judge(ToyJudgeConfig(corpus=150, steps=10, batch_size=16, max_tokens=48), Shared(eval_problems=8),
+                         models / "base", models / "policy", models / "judge")
+    return {"dir": d, "policy": str(models / "policy"), "judge": str(models / "judge"),
             "problems": d / "problems", "metrics": metrics}
 
 

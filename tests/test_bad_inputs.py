@@ -307,7 +307,7 @@ def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
     with pytest.raises(DataError, match=r"^every one of the 2 training examples is longer than train_prm\.max_length \(32 tokens\)"):
         train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
     short = PRMExample(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1], response_id="s")
-    m = train(ex[:1] + [short], toy["policy"], str(tmp_path / "prm"), TrainPRMConfig(max_length=64, epochs=1.0, batch_size=2),
+    m = train(ex[:1] + [short], toy["policy"], str(tmp_path / "prm"), TrainPRMConfig(max_length=128, epochs=1.0, batch_size=2),
               soft=False)
     assert (m["examples"], m["examples_trained"], m["examples_too_long"]) == (2, 1, 1)
 

@@ -92,7 +92,7 @@ def test_every_stage_of_the_real_graph_ran_with_the_expected_counts(paper_run):
                 "eval_bon", "analyze_bias", "report"] + [f"{s}@{x}" for s in ("prm_data", "train_prm") for x in SOURCES]
     for stage in expected:
         assert f"Running stage '{stage}'" in out, stage
-    for toy_only in ("bootstrap", "build_processbench", "@oracle"):
+    for toy_only in ("bootstrap", "problems@toy", "train_judge", "build_processbench", "@oracle"):
         assert toy_only not in out.replace("bootstrap.json", "")
     inputs = load(d, "metrics/inputs.json")
     assert inputs["train_problems"] == 8 and inputs["eval_problems"] == 4 * 7

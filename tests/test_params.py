@@ -61,17 +61,19 @@ def section_configs():
     from prmlab.generation import BackendConfig
     from prmlab.params import ProfileConfig
     from stages.analyze_bias import AnalyzeBiasConfig
-    from stages.bootstrap import ToyConfig
+    from stages.bootstrap import ToyModelsConfig
     from stages.build_processbench import BuildPBConfig
     from stages.eval_bon import EvalBoNConfig
     from stages.eval_processbench import EvalPBConfig
     from stages.inputs import RealConfig
     from stages.label_judge import LabelJudgeConfig
     from stages.label_mc import LabelMCConfig
+    from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
+    from stages.train_judge import ToyJudgeConfig
     from stages.train_prm import TrainPRMConfig
 
-    return {"profile": ProfileConfig, "toy": ToyConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
+    return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
             "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig}
@@ -84,7 +86,7 @@ def test_every_profile_loads_and_validates(profile):
     path = ROOT / profile
     data = yaml.safe_load(path.read_text())
     configs = section_configs()
-    toy_only, real_only = {"toy", "build_processbench"}, {"real"}
+    toy_only, real_only = {"toy", "toy_models", "toy_judge", "build_processbench"}, {"real"}
     expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
     assert set(data) == expected, f"{profile}: sections differ from the stages' configs"
     loaded = {s: load_params(s, cls, path) for s, cls in configs.items() if s in expected}

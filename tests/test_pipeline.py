@@ -21,9 +21,11 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.slow
 
 TINY = {
-    "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16, "policy_corpus": 300, "judge_corpus": 150, "vocab_size": 400,
-            "policy_steps": 300, "judge_steps": 80, "batch_size": 16, "eval_problems": 8, "lr": 0.006,
-            "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
+    "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16},
+    "toy_models": {"corpus": 300, "vocab_size": 400, "base_steps": 300, "policy_steps": 20, "batch_size": 16,
+                   "eval_problems": 8, "lr": 0.006,
+                   "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
+    "toy_judge": {"corpus": 150, "steps": 40, "batch_size": 16, "lr": 0.006, "max_tokens": 48},
     "sample": {"n": 3, "max_tokens": 80},
     "sample_eval": {"n": 4, "max_tokens": 80},
     "label_mc": {"k": 2, "max_tokens": 60, "shard_size": 8},
@@ -142,7 +144,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert len(parent) == 1
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
     names = {r.info.run_name for r in children}
-    expected = {"bootstrap", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
+    expected = {"bootstrap", "problems", "train_judge", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
                 "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
         f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
     assert expected <= names, expected - names
@@ -245,17 +247,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path):
+@pytest.fixture(scope="module")
+def prefect_api(tmp_path_factory):
+    """A real local Prefect server for this module's tests: (api url, env for its clients)."""
     import httpx
 
+    d = tmp_path_factory.mktemp("prefect")
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PREFECT_HOME": str(tmp_path / "prefect"),
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "PREFECT_HOME": str(d / "home"),
            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_API_URL": api}
     env.pop("MLFLOW_TRACKING_URI", None)
     server = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              env=env, stdout=open(tmp_path / "server.log", "w"), stderr=subprocess.STDOUT)
-    serve = None
+                              env=env, stdout=open(d / "server.log", "w"), stderr=subprocess.STDOUT)
     try:
         deadline = time.time() + 120
         while time.time() < deadline:
@@ -265,7 +269,22 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path):
             except httpx.HTTPError:
                 time.sleep(1)
         else:
-            raise AssertionError((tmp_path / "server.log").read_text()[-3000:])
+            raise AssertionError((d / "server.log").read_text()[-3000:])
+        yield api, env
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path, prefect_api):
+    import httpx
+
+    api, env = prefect_api
+    serve = None
+    try:
         serve = subprocess.Popen([sys.executable, "-m", "flows.serve", "--name", "test-schedule", "--interval", "5",
                                   "--project-dir", str(ran), "--stages", "report"], cwd=ROOT, env=env,
                                  stdout=open(tmp_path / "serve.log", "w"), stderr=subprocess.STDOUT)
@@ -280,13 +299,33 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path):
         dep = httpx.get(f"{api}/deployments/{completed[0]['deployment_id']}", timeout=10).json()
         assert dep["name"] == "test-schedule" and dep["schedules"]
     finally:
-        for p in (serve, server):
-            if p is not None:
-                p.terminate()
-                try:
-                    p.wait(30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
+        if serve is not None:
+            serve.terminate()
+            try:
+                serve.wait(30)
+            except subprocess.TimeoutExpired:
+                serve.kill()
+
+
+def test_work_pool_deployment_is_picked_up_and_completed_by_a_local_worker(ran, tmp_path, prefect_api):
+    """README's scale-out path: a process work pool, flows.deploy, a run requested, a `prefect worker`
+    (the one a GPU node would start) runs it to completion."""
+    import httpx
+
+    api, env = prefect_api
+    prefect = str(BIN / "prefect")
+    run([prefect, "work-pool", "create", "test-pool", "--type", "process"], ROOT, env=env)
+    out = run([sys.executable, "-m", "flows.deploy", "--pool", "test-pool", "--name", "test-pool-dep", "--cron", "0 3 * * *",
+               "--project-dir", str(ran), "--stages", "report"], ROOT, env=env).stdout
+    assert "deployment prmlab-pipeline/test-pool-dep" in out, out
+    dep = httpx.get(f"{api}/deployments/name/prmlab-pipeline/test-pool-dep", timeout=10).json()
+    assert dep["work_pool_name"] == "test-pool"
+    assert dep["schedules"][0]["schedule"]["cron"] == "0 3 * * *" and dep["schedules"][0]["schedule"]["timezone"] == "UTC"
+    run([prefect, "deployment", "run", "prmlab-pipeline/test-pool-dep"], ROOT, env=env)
+    run([prefect, "worker", "start", "--pool", "test-pool", "--run-once"], tmp_path, env=env, timeout=600)
+    r = httpx.post(f"{api}/flow_runs/filter", json={"deployments": {"id": {"any_": [dep["id"]]}}}, timeout=10).json()
+    states = sorted(fr["state"]["type"] for fr in r)
+    assert "COMPLETED" in states, states
 
 
 def test_dvc_exp_sweep_reruns_only_what_the_param_touches(ran):
@@ -337,3 +376,20 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(ran):
     finally:
         run(["git", "checkout", "HEAD", "--", "."], ran)
         run(["dvc", "checkout", "--force"], ran)
+
+
+def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(ran, tmp_path):
+    """`prmlab eval` is thin over the eval stages: the oracle PRM scored through it matches the graph's
+    own evaluation of it, number for number; `prmlab metrics` prints the headline file."""
+    prmlab = str(BIN / "prmlab")
+    out = tmp_path / "o"
+    run([prmlab, "eval", "models/prm/oracle", "--name", "oracle", "--out", str(out)], ran)
+    pb, graph_pb = (json.loads(p.read_text()) for p in (out / "processbench.json", ran / "metrics" / "eval_processbench.json"))
+    assert set(pb["models"]) == {"prm/oracle"}  # no critic, no reference PRMs
+    assert pb["models"]["prm/oracle"] == graph_pb["models"]["prm/oracle"]
+    bon, graph_bon = (json.loads(p.read_text()) for p in (out / "bon.json", ran / "metrics" / "eval_bon.json"))
+    assert bon["results"]["oracle"] == graph_bon["results"]["oracle"]
+    shown = run([prmlab, "metrics"], ran).stdout
+    assert "policy_accuracy" in shown and "best_of_4.maj" in shown, shown
+    missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
+    assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr

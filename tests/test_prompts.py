@@ -40,7 +40,7 @@ Incorrect
 def test_paper_parsing_takes_the_last_analysis_as_the_error():
     assert parse_judgement("paper", PAPER_EXAMPLE, 5) == 2
     incorrect = ("<analysis_1>\n2 + 2 = 4, right.\n</analysis_1>\n<analysis_2>\nFine.\n</analysis_2>\n"
-                 "<analysis_3>\n3 * 4 is 12, not 13.\n</analysis_3>\n<conclusion>Incorrect</conclusion>")
+                 "<analysis_3>\n3 * 4 = 12, not 13.\n</analysis_3>\n<conclusion>Incorrect</conclusion>")
     assert parse_judgement("paper", incorrect, 4) == 2
     assert parse_judgement("paper", incorrect, 2) is None  # paragraph 3 does not exist
     assert parse_judgement("paper", "<analysis_0>\nx\n</analysis_0>\n<conclusion>Incorrect</conclusion>", 3) is None
@@ -83,6 +83,17 @@ def test_targets_parse_back():
         "<analysis_1>\nStep 1 is correct.\n</analysis_1>\n<analysis_2>\nStep 2 is incorrect.\n</analysis_2>\n"
         "<conclusion>Incorrect</conclusion>")
     assert judge_target("paper", ["a"], -1) == "<analysis_1>\nStep 1 is correct.\n</analysis_1>\n<conclusion>Correct</conclusion>"
+    # With the checks a careful judge writes first (the toy judge's format): one per paragraph up to the verdict.
+    checks = ["1 + 2 = 3, claimed 3, ok", "3 * 2 = 6, claimed 7, wrong"]
+    assert judge_target("critic", steps, 1, checks) == (
+        "0: 1 + 2 = 3, claimed 3, ok\n1: 3 * 2 = 6, claimed 7, wrong\nThe earliest error is in \\boxed{1}.")
+    assert judge_target("paper", steps, 1, checks) == (
+        "<analysis_1>\n1 + 2 = 3, claimed 3, ok\n</analysis_1>\n<analysis_2>\n3 * 2 = 6, claimed 7, wrong\n</analysis_2>\n"
+        "<conclusion>Incorrect</conclusion>")
+    for style in ("critic", "paper"):
+        assert parse_judgement(style, judge_target(style, steps, 1, checks), 3) == 1
+    with pytest.raises(ValueError, match="2 checks for 3 paragraphs"):
+        judge_target("critic", steps, -1, checks)
 
 
 def test_templates_render():

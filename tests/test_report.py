@@ -1,4 +1,4 @@
-"""The report flags a judge that is no better than always answering -1 (the toy bootstrap's metrics)."""
+"""The report flags a judge that is no better than always answering -1 (train_judge@toy's metrics)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from stages.report import build
 
 @pytest.mark.parametrize(("acc", "flagged"), [(0.38, True), (0.50, True), (0.70, False)])
 def test_report_flags_a_judge_not_clearly_above_the_always_none_baseline(tmp_path, acc, flagged):
-    (tmp_path / "bootstrap.json").write_text(json.dumps({"judge_first_error_accuracy": acc, "judge_baseline_always_none": 0.48}))
+    (tmp_path / "train_judge.json").write_text(json.dumps({"judge_first_error_accuracy": acc, "judge_baseline_always_none": 0.48}))
     md = build(tmp_path, tmp_path / "figures")
     assert ("**Weak judge.**" in md) is flagged
     assert "| judge_first_error_accuracy |" in md
@@ -110,3 +110,39 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_path):
+    from prmlab.io import write_jsonl
+    from prmlab.records import JudgeLabel, Response
+    from stages.report import judge_example
+
+    resp = [Response("p0", "r0", ["1 + 1 = 2", "2 * 3 = 6, so \\boxed{6}."], "6", True, true_first_error=-1),
+            Response("p1", "r1", ["2 + 2 = 5", "5 * 2 = 10, so \\boxed{10}."], "10", False, true_first_error=0),
+            Response("p2", "r2", ["3 + 3 = 6"], "6", True, true_first_error=-1)]
+    reply = "0: 2 + 2 = 4, claimed 5, wrong\nThe earliest error is in \\boxed{0}."
+    labels = [JudgeLabel("r0", -1, True, ["0: ok\nThe earliest error is in \\boxed{-1}."]), JudgeLabel("r1", 0, True, [reply]),
+              JudgeLabel("r2", None, False, ["garbled"])]
+    write_jsonl(tmp_path / "s.jsonl", resp)
+    write_jsonl(tmp_path / "j.jsonl", labels)
+    md = "\n".join(judge_example(tmp_path / "s.jsonl", tmp_path / "j.jsonl"))
+    # The first response the verifier says is wrong, its steps numbered from 0, and the reply as written.
+    assert "Response `r1`" in md and "the judge's verdict 0; the verifier's: 0" in md
+    assert "[0] 2 + 2 = 5" in md and reply in md and "garbled" not in md
+    assert "## The judge's reply format" in build(tmp_path, tmp_path / "figures", example=md.splitlines())
+
+
+def test_headline_holds_the_numbers_to_read_first(tmp_path):
+    from stages.report import headline
+
+    _metrics(tmp_path)
+    (tmp_path / "sample.json").write_text(json.dumps({"accuracy": 0.6543}))
+    (tmp_path / "train_judge.json").write_text(json.dumps({"judge_first_error_accuracy": 0.81, "judge_baseline_always_none": 0.55}))
+    (tmp_path / "consensus.json").write_text(json.dumps({"consensus_kept_share": 0.4, "audit": {"mc": {"first_error_accuracy": 0.7}}}))
+    h = headline(tmp_path)
+    assert h["policy_accuracy"] == 65.4 and h["judge_first_error_accuracy"] == 81.0 and h["judge_baseline_always_no_error"] == 55.0
+    assert h["consensus_kept"] == 40.0 and h["label_first_error_accuracy"] == {"mc": 70.0}
+    # held-out F1 for a PRM (its threshold was tuned on toy_tune), the critic's F1 over the held-out subset
+    assert h["processbench_f1"] == {"a": 66.7, "critic_judge": 37.5}
+    assert h["best_of_4"]["maj"] == 50.0 and h["best_of_4"]["pass"] == 100.0
+    assert set(headline(tmp_path, profile="real")) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}

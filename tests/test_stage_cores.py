@@ -60,20 +60,22 @@ def test_bon_table_hand_table():
     # p2: maj "5" -> r2a right -> 1; pass 1. product r2a (0.64 > 0.63) -> 1; min r2a (0.8) -> 1;
     #     last r2b (0.9) -> 1. process-verified: r2a has fe 0 -> 0, 0; r2b fe -1 -> 1.
     # A: no_responses 0; maj 50; pass 100; product 50; min 50; last 100; verified 0 / 0 / 100.
+    # random pick: p1 1 of 3 right -> 33.3; p2 2 of 2 -> 100; A (33.3 + 100) / 2 = 66.7.
     a = t["A"]
-    assert a == approx({"no_responses": 0.0, "maj": 50.0, "pass": 100.0, "prm_product": 50.0, "prm_min": 50.0,
+    assert a == approx({"no_responses": 0.0, "maj": 50.0, "pass": 100.0, "random": 200 / 3, "prm_product": 50.0, "prm_min": 50.0,
                         "prm_last": 100.0, "prm_product_process_verified": 0.0, "prm_min_process_verified": 0.0,
                         "prm_last_process_verified": 100.0, "problems": 2})
     # p3: no responses -> a miss for every method, and counted in `no_responses`.
     # p4: maj: r4a has no answer and does not vote -> "2" -> r4b right -> 1; pass 1; every aggregation
     #     picks r4b (0.1 > -inf) -> 1. No verifier labels -> no process-verified entry.
-    # p5: no gold answer -> not counted. B: no_responses 50; maj 50; pass 50; each prm 50; 2 problems.
-    assert t["B"] == approx({"no_responses": 50.0, "maj": 50.0, "pass": 50.0, "prm_product": 50.0,
+    # p5: no gold answer -> not counted. B: no_responses 50; maj 50; pass 50; each prm 50; 2 problems;
+    #     random: p3 0, p4 1 of 2 -> 50, so 25.
+    assert t["B"] == approx({"no_responses": 50.0, "maj": 50.0, "pass": 50.0, "random": 25.0, "prm_product": 50.0,
                              "prm_min": 50.0, "prm_last": 50.0, "problems": 2})
     # average: the unweighted mean over the benchmarks that have the key:
-    # no_responses (0+50)/2 = 25; maj 50; pass (100+50)/2 = 75; product 50; min 50; last (100+50)/2 = 75;
-    # process-verified only from A: 0, 0, 100.
-    assert t["average"] == approx({"no_responses": 25.0, "maj": 50.0, "pass": 75.0, "prm_product": 50.0,
+    # no_responses (0+50)/2 = 25; maj 50; pass (100+50)/2 = 75; random (66.7+25)/2 = 45.8; product 50;
+    # min 50; last (100+50)/2 = 75; process-verified only from A: 0, 0, 100.
+    assert t["average"] == approx({"no_responses": 25.0, "maj": 50.0, "pass": 75.0, "random": 275 / 6, "prm_product": 50.0,
                                    "prm_min": 50.0, "prm_last": 75.0, "prm_product_process_verified": 0.0,
                                    "prm_min_process_verified": 0.0, "prm_last_process_verified": 100.0})
 
@@ -82,8 +84,8 @@ def test_bon_table_without_scores_has_only_the_baselines():
     problems, groups, _ = _bon_case()
     t = bon_table(problems, groups, None, [])
     # as above: A maj 50 pass 100; B (p3 missed, p4 right) maj 50 pass 50, no_responses 50
-    assert t["A"] == approx({"no_responses": 0.0, "maj": 50.0, "pass": 100.0, "problems": 2})
-    assert t["B"] == approx({"no_responses": 50.0, "maj": 50.0, "pass": 50.0, "problems": 2})
+    assert t["A"] == approx({"no_responses": 0.0, "maj": 50.0, "pass": 100.0, "random": 200 / 3, "problems": 2})
+    assert t["B"] == approx({"no_responses": 50.0, "maj": 50.0, "pass": 50.0, "random": 25.0, "problems": 2})
 
 
 def test_a_problem_whose_responses_were_all_dropped_is_a_miss_not_a_smaller_denominator():

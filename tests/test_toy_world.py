@@ -69,3 +69,40 @@ def test_tokenizer_round_trip_and_step_token():
     assert tok.convert_ids_to_tokens(tok.encode("12")) == ["1", "2"]  # digits stay single tokens
     chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
     assert chat == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+
+
+@pytest.mark.parametrize("steps,checks", [
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{14}."],
+     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; answer 14, ok"]),
+    (["3 * 4 = 12", "7 + 12 = 20", r"20 - 5 = 15, so \boxed{15}."],
+     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 20, wrong"]),  # stops at the first wrong step
+    (["3 * 4 = 12", "8 + 12 = 20", r"20 - 5 = 15 \boxed{15}"],
+     ["3 * 4 = 12, claimed 12, ok", "8 + 12 = 20, but 8 is neither given nor derived, wrong"]),
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 4 = 15, so \boxed{15}."],
+     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 4 = 15, not a step this problem needs, wrong"]),
+    (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{19}."],
+     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; answer 19, the result is 14, wrong"]),
+    (["3 * 4 = 12", r"\boxed{14}"], ["3 * 4 = 12, claimed 12, ok", "answer 14 before the last computation, wrong"]),
+    (["3 * 4 = 12", "7 + 12 = 19", "19 - 5 = 14"],
+     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; no answer given, wrong"]),
+    (["3 * 4 = 12", "hmm"], ["3 * 4 = 12, claimed 12, ok", "no computation and no answer, wrong"]),
+    (["12 / 5 = 2"], ["12 / 5 = 2.4, claimed 2, wrong"]),
+])
+def test_checks_redo_each_step_up_to_the_first_wrong_one(steps, checks):
+    from prmlab.toy.world import check_steps
+
+    verdict, got = check_steps(P, steps)
+    assert got == checks
+    assert verdict == verify(P, steps) and len(got) == (verdict.first_error + 1 if verdict.first_error >= 0 else len(steps))
+
+
+def test_systematic_flaws_are_one_habitual_value():
+    """The policy's flaws: a result or operand one too many, a wrong answer is the previous result."""
+    rng = random.Random(0)
+    for p in make_problems(4, 100, "t"):
+        vals = [n["value"] for n in p.meta["nodes"]]
+        steps, fe = make_flawed(rng, p, "slip", systematic=True)
+        claimed = int(steps[fe].split("= ")[1].split(",")[0])
+        assert claimed == vals[fe] + 1 and verify(p, steps).first_error == fe
+        steps, fe = make_flawed(rng, p, "answer", systematic=True)
+        assert steps[-1].endswith(f"\\boxed{{{vals[-2] if vals[-2] != vals[-1] else vals[-1] + 1}}}.")

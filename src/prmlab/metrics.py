@@ -95,6 +95,12 @@ def pass_at_k(correct: Sequence[bool], k: int) -> bool:
     return any(correct[:k])
 
 
+def random_pick(correct: Sequence[bool], k: int) -> float:
+    """Expected accuracy of picking one of the first k responses uniformly at random: the share
+    right. A reward model that does not beat it ranks responses no better than chance."""
+    return sum(map(bool, correct[:k])) / len(correct[:k]) if correct[:k] else 0.0
+
+
 def argmin_position(step_scores: Sequence[float]) -> tuple[int, float]:
     """(index of the lowest step score, its relative position in [0, 1]); ties -> the earliest."""
     i = min(range(len(step_scores)), key=lambda j: (step_scores[j], j))

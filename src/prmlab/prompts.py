@@ -157,16 +157,25 @@ def parse_judgement(style: Style, text: str, n_steps: int) -> int | None:
     return k if 0 <= k < n_steps else None
 
 
-def judge_target(style: Style, steps: list[str], first_error: int) -> str:
-    """The answer a perfect judge writes, in the style's format; used to train the toy judge."""
-    if style == "critic":
-        return f"The earliest error is in \\boxed{{{first_error}}}."
+def judge_target(style: Style, steps: list[str], first_error: int, checks: list[str] | None = None) -> str:
+    """The answer a perfect judge writes, in the style's format; used to train the toy judge.
+
+    checks: one line per paragraph up to the first wrong one (prmlab.toy.world.check_steps), the
+    recalculation written before the verdict: critic style lists them as `k: check` lines before
+    the boxed index, paper style puts each in its `<analysis_k>` block.
+    """
     last = first_error if first_error >= 0 else len(steps) - 1
+    if checks is not None and len(checks) != last + 1:
+        raise ValueError(f"judge_target: {len(checks)} checks for {last + 1} paragraphs up to the verdict")
+    if style == "critic":
+        lines = [f"{i}: {c}" for i, c in enumerate(checks or [])]
+        return "\n".join([*lines, f"The earliest error is in \\boxed{{{first_error}}}."])
     parts = []
     for i in range(last + 1):
         k = i + BASE["paper"]
         verdict = "incorrect" if i == first_error else "correct"
-        parts.append(f"<analysis_{k}>\nStep {k} is {verdict}.\n</analysis_{k}>")
+        body = checks[i] if checks is not None else f"Step {k} is {verdict}."
+        parts.append(f"<analysis_{k}>\n{body}\n</analysis_{k}>")
     parts.append(f"<conclusion>{'Incorrect' if first_error >= 0 else 'Correct'}</conclusion>")
     return "\n".join(parts)
 

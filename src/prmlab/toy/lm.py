@@ -74,6 +74,7 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], *, steps: int, batc
         opt, lambda s: min(1.0, (s + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
     )
     pad = tokenizer.pad_token_id
+    dev = next(model.parameters()).device
     model.train()
     losses = []
     prog = Progress(steps, desc, unit="steps", every=10)
@@ -87,7 +88,7 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], *, steps: int, batc
             input_ids[r, : len(ids)] = torch.tensor(ids)
             attn[r, : len(ids)] = 1
             labels[r, plen : len(ids)] = torch.tensor(ids[plen:])
-        loss = model(input_ids=input_ids, attention_mask=attn, labels=labels).loss
+        loss = model(input_ids=input_ids.to(dev), attention_mask=attn.to(dev), labels=labels.to(dev)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -97,3 +98,23 @@ def train_lm(model, tokenizer, pairs: list[tuple[str, str]], *, steps: int, batc
         prog.update()
     model.eval()
     return losses
+
+
+def train_lm_logged(name: str, model, tokenizer, pairs, steps: int, batch_size: int, lr: float, seed: int,
+                    metrics: dict, run=None):
+    """train_lm, recording `<name>_params / _final_loss / _train_seconds` in metrics and the loss curve in MLflow."""
+    import time
+
+    t = time.monotonic()
+    # Small batches, many steps: at a fixed CPU budget the tiny LM learns arithmetic from the
+    # number of updates (batch 64 x 300 steps: 11% policy accuracy; batch 8 x 2000: 66-72%).
+    losses = train_lm(model, tokenizer, pairs, steps=steps, batch_size=batch_size, lr=lr, seed=seed, max_len=768,
+                      desc=f"{name}")
+    metrics[f"{name}_params"] = sum(p.numel() for p in model.parameters())
+    metrics[f"{name}_final_loss"] = sum(losses[-20:]) / max(len(losses[-20:]), 1)
+    metrics[f"{name}_train_seconds"] = time.monotonic() - t
+    if run is not None:
+        for i, loss in enumerate(losses):
+            if i % 10 == 0 or i == len(losses) - 1:
+                run.metrics({f"{name}_loss": loss}, step=i)
+    return model

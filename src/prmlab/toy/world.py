@@ -148,30 +148,54 @@ class Verdict:
 
 def verify(problem: Problem, text: str | list[str]) -> Verdict:
     """Exact step check of any response text (or list of steps) against the problem's graph."""
+    return check_steps(problem, text)[0]
+
+
+def _show(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.2f}".rstrip("0")
+
+
+def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[str]]:
+    """The verdict, and the check a careful grader writes for each step up to the first wrong one.
+
+    A check redoes the step's computation and puts its own result beside the claimed one
+    (`16 + 8 = 24, claimed 25, wrong`), says which operand was never given or derived, or compares
+    the boxed answer with the result. The toy judge learns to write these before its verdict, as
+    the paper's judge analyses each paragraph before concluding (a judge that answers with the
+    index alone never learned to check anything; see docs/DESIGN.md).
+    """
     steps = split_steps(text) if isinstance(text, str) else list(text)
     gold = int(problem.meta["nodes"][-1]["value"])
     if not steps:
-        return Verdict(0, "empty", False)
+        return Verdict(0, "empty", False), []
     boxed_final = last_boxed(steps[-1])
     final_correct = boxed_final is not None and _as_int(boxed_final) == gold
     available = set(problem.meta["quantities"])
     # Nodes still to compute, each as (op, operand values, value); commutative ops match either order.
     todo = [(n["op"], _node_operands(problem, n), n["value"]) for n in problem.meta["nodes"]]
     derived: set[int] = set()
+    checks: list[str] = []
     for i, step in enumerate(steps):
         eqs = _EQ.findall(step)
         boxed = last_boxed(step)
+        notes: list[str] = []
+
+        def wrong(kind: str, note: str, i: int = i, notes: list[str] = notes) -> tuple[Verdict, list[str]]:
+            checks.append("; ".join([*notes, note + ", wrong"]))
+            return Verdict(i, kind, final_correct), checks
+
         if not eqs and boxed is None:
-            return Verdict(i, "unparseable", final_correct)
+            return wrong("unparseable", "no computation and no answer")
         for sa, op, sb, sc in eqs:
             a, b, c = int(sa), int(sb), int(sc)
             op = {"x": "*", "×": "*"}.get(op, op)
             if op == "/" and b == 0:
-                return Verdict(i, "slip", final_correct)
-            if OPS[op](a, b) != c:
-                return Verdict(i, "slip", final_correct)
+                return wrong("slip", f"{a} / 0 is undefined")
+            true = OPS[op](a, b)
+            if true != c:
+                return wrong("slip", f"{a} {op} {b} = {_show(true)}, claimed {c}")
             if a not in available or b not in available:
-                return Verdict(i, "operand", final_correct)
+                return wrong("operand", f"{a} {op} {b} = {c}, but {a if a not in available else b} is neither given nor derived")
             match = next(
                 (
                     j
@@ -181,16 +205,22 @@ def verify(problem: Problem, text: str | list[str]) -> Verdict:
                 None,
             )
             if match is None:  # a true computation, but not one this problem needs
-                return Verdict(i, "operand", final_correct)
+                return wrong("operand", f"{a} {op} {b} = {c}, not a step this problem needs")
             todo[match] = ("done", (None, None), None)  # type: ignore[assignment]
             available.add(c)
             derived.add(c)
+            notes.append(f"{a} {op} {b} = {c}, claimed {c}, ok")
         # An answer is right only if it is the gold value and the steps have derived it.
-        if boxed is not None and (_as_int(boxed) != gold or gold not in derived):
-            return Verdict(i, "answer", final_correct)
-    if boxed_final is None:
-        return Verdict(len(steps) - 1, "answer", False)
-    return Verdict(-1, None, final_correct)
+        if boxed is not None:
+            if gold not in derived:
+                return wrong("answer", f"answer {boxed} before the last computation")
+            if _as_int(boxed) != gold:
+                return wrong("answer", f"answer {boxed}, the result is {gold}")
+            notes.append(f"answer {boxed}, ok")
+        if i == len(steps) - 1 and boxed_final is None:
+            return wrong("answer", "no answer given")
+        checks.append("; ".join(notes))
+    return Verdict(-1, None, final_correct), checks
 
 
 def _as_int(s: str) -> int | None:
@@ -210,7 +240,15 @@ def _as_int(s: str) -> int | None:
 # the generators are checked against the verifier in tests, not trusted.
 
 
-def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[str], int]:
+def make_flawed(rng: random.Random, problem: Problem, kind: str, systematic: bool = False) -> tuple[list[str], int]:
+    """A solution with one flaw of `kind`, and the step it is in.
+
+    systematic: the policy's habits rather than noise: a wrong result or operand is always one
+    too many, a wrong answer is the previous step's result. An LM trained on random slips spreads
+    their probability over many values and sampling at temperature 0.7 all but removes them (a
+    well-trained toy policy was 96-98% right with 25% flawed training solutions); one habitual
+    value per flaw survives sampling, so the policy errs at a rate its training share sets.
+    """
     nodes = problem.meta["nodes"]
     n = len(nodes)
     vals = [nd["value"] for nd in nodes]
@@ -238,7 +276,7 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
 
     if kind == "slip":
         i = rng.randrange(n)
-        wrong = vals[i] + rng.choice([-3, -2, -1, 1, 2, 3, 10, -10])
+        wrong = vals[i] + (1 if systematic else rng.choice([-3, -2, -1, 1, 2, 3, 10, -10]))
         v, ops = recompute(i, wrong)
         res = [*vals[:i], wrong, *v[i + 1 :]]
         return write(v, ops, res), i
@@ -246,11 +284,14 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
         i = rng.randrange(n)
         nd = nodes[i]
         a, b = _node_operands(problem, nd)
-        b2 = b + rng.choice([-2, -1, 1, 2]) if rng.random() < 0.5 or len(set(qs)) < 2 else rng.choice(qs)
+        if systematic:
+            b2 = b + 1
+        else:
+            b2 = b + rng.choice([-2, -1, 1, 2]) if rng.random() < 0.5 or len(set(qs)) < 2 else rng.choice(qs)
         if b2 == b or b2 <= 0 or (nd["op"] == "/" and a % b2):
             b2 = b + 1 if nd["op"] != "/" else b
             if b2 == b:
-                return make_flawed(rng, problem, "slip")
+                return make_flawed(rng, problem, "slip", systematic)
         wrong = int(OPS[nd["op"]](a, b2))
         v, ops = recompute(i, wrong)
         ops[i] = (a, b2)
@@ -261,17 +302,17 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
         steps = canonical_steps(problem)
         consumer = next((j for j in range(i + 1, n) if ["n", i] in nodes[j]["args"]), None)
         if consumer is None:
-            return make_flawed(rng, problem, "slip")
+            return make_flawed(rng, problem, "slip", systematic)
         del steps[i]
         return steps, consumer - 1
     if kind == "compensate" and n >= 2:
         # A slip at step i, and the next step that uses it "lands" on the right value again.
         cands = [i for i in range(n - 1) if any(["n", i] in nodes[j]["args"] for j in range(i + 1, n))]
         if not cands:
-            return make_flawed(rng, problem, "slip")
+            return make_flawed(rng, problem, "slip", systematic)
         i = rng.choice(cands)
         consumer = next(j for j in range(i + 1, n) if ["n", i] in nodes[j]["args"])
-        wrong = vals[i] + rng.choice([-2, -1, 1, 2])
+        wrong = vals[i] + (1 if systematic else rng.choice([-2, -1, 1, 2]))
         ops = [_node_operands(problem, nd) for nd in nodes]
         ops[consumer] = tuple(wrong if (k, x) == ("n", i) else (qs[x] if k == "q" else vals[x]) for k, x in nodes[consumer]["args"])
         res = vals.copy()
@@ -280,12 +321,15 @@ def make_flawed(rng: random.Random, problem: Problem, kind: str) -> tuple[list[s
     if kind == "answer":
         # Every computation right, but the boxed answer is another number.
         steps = canonical_steps(problem)
-        wrong = rng.choice([x for x in [*qs, *vals[:-1], vals[-1] + 1] if x != vals[-1]] or [vals[-1] + 1])
+        if systematic:
+            wrong = vals[-2] if n >= 2 and vals[-2] != vals[-1] else vals[-1] + 1
+        else:
+            wrong = rng.choice([x for x in [*qs, *vals[:-1], vals[-1] + 1] if x != vals[-1]] or [vals[-1] + 1])
         a, b = _node_operands(problem, nodes[-1])
         last = _fmt(a, nodes[-1]["op"], b, vals[-1], nodes[-1].get("say", ""))
         steps[-1] = _final(last, wrong)
         return steps, n - 1
-    return make_flawed(rng, problem, "slip")
+    return make_flawed(rng, problem, "slip", systematic)
 
 
 def sample_flaw_kind(rng: random.Random, mix: dict[str, float]) -> str:
