@@ -398,7 +398,7 @@ def _label_mc(toy, tmp_path: Path, out: Path, params: Path) -> subprocess.Popen:
 
 
 def _kill_after_first_shard(p: subprocess.Popen, shards: Path) -> None:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 600  # generous: a loaded machine is slow to start the stage
     while not list(shards.glob("shard-*.jsonl")):
         assert p.poll() is None, p.communicate()
         assert time.monotonic() < deadline
