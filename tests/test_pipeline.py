@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -144,7 +145,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert len(parent) == 1
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
     names = {r.info.run_name for r in children}
-    expected = {"bootstrap", "problems", "train_judge", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
+    expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
                 "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
         f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
     assert expected <= names, expected - names
@@ -367,7 +368,9 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(ran):
         assert {"consensus", "inflation"} <= ids, ids
         for f in agg["findings"]:
             assert f["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-            assert all(e["seeds"] == 2 and len(e["points"]) == 2 for e in f["estimates"].values())
+            # an estimate a seed could not make (e.g. an empty tiny subset) is aggregated over the seeds that have it
+            assert all(1 <= e["seeds"] == len(e["points"]) <= 2 for e in f["estimates"].values())
+        assert any(e["seeds"] == 2 for f in agg["findings"] for e in f["estimates"].values())
         assert "95% across seeds" in (ran / "reports" / "seeds.md").read_text()
         shown = json.loads(run(["dvc", "exp", "show", "--json"], ran).stdout)
         revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
@@ -390,6 +393,6 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(ran, tmp_
     bon, graph_bon = (json.loads(p.read_text()) for p in (out / "bon.json", ran / "metrics" / "eval_bon.json"))
     assert bon["results"]["oracle"] == graph_bon["results"]["oracle"]
     shown = run([prmlab, "metrics"], ran).stdout
-    assert "policy_accuracy" in shown and "best_of_4.maj" in shown, shown
+    assert "policy_accuracy" in shown and re.search(r"^best_of_\d+\.maj ", shown, re.M), shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
     assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr
