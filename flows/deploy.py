@@ -13,7 +13,6 @@ flows.serve is the one-process alternative (serve and run in the same process, n
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,19 +30,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.cron and a.interval:
         ap.error("give at most one of --cron or --interval")
-    kw: dict = {}
-    if a.cron:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from flows.serve import schedule_kwargs
 
-        from prefect.schedules import Cron
-
-        try:
-            ZoneInfo(a.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            ap.error(f"--timezone {a.timezone!r}: not an IANA time zone (e.g. UTC, Europe/Paris)")
-        kw["schedule"] = Cron(a.cron, timezone=a.timezone)
-    elif a.interval:
-        kw["interval"] = timedelta(seconds=a.interval)
+    kw = schedule_kwargs(ap, a.cron, a.timezone, a.interval)
     from prefect import flow
 
     # From this checkout's source (no image, nothing pushed): the worker imports flows/pipeline.py here.

@@ -17,6 +17,21 @@ from datetime import timedelta
 from flows.pipeline import pipeline
 
 
+def schedule_kwargs(ap: argparse.ArgumentParser, cron: str | None, timezone: str, interval: float | None) -> dict:
+    """serve()/deploy() keywords: a Cron read in an IANA time zone (checked, one-line error), or an interval."""
+    if cron:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        from prefect.schedules import Cron
+
+        try:
+            ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            ap.error(f"--timezone {timezone!r}: not an IANA time zone (e.g. UTC, Europe/Paris)")
+        return {"schedule": Cron(cron, timezone=timezone)}
+    return {"interval": timedelta(seconds=interval)} if interval else {}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--name", default="prmlab-scheduled")
@@ -28,18 +43,7 @@ def main() -> None:
     a = ap.parse_args()
     if (a.cron is None) == (a.interval is None):
         ap.error("give exactly one of --cron or --interval")
-    if a.cron:
-        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-        from prefect.schedules import Cron
-
-        try:
-            ZoneInfo(a.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            ap.error(f"--timezone {a.timezone!r}: not an IANA time zone (e.g. UTC, Europe/Paris)")
-        kw = {"schedule": Cron(a.cron, timezone=a.timezone)}
-    else:
-        kw = {"interval": timedelta(seconds=a.interval)}
+    kw = schedule_kwargs(ap, a.cron, a.timezone, a.interval)
     pipeline.serve(name=a.name, parameters={"project_dir": a.project_dir, "stages": a.stages}, **kw)
 
 
