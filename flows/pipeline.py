@@ -87,10 +87,17 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     mlflow.set_tracking_uri(uri)
     ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     done = []
-    with mlflow.start_run(run_name="pipeline", tags={"prmlab.stage": "pipeline", "git_commit": git_commit()}) as run:
+    commit = git_commit()
+    with mlflow.start_run(run_name="pipeline", tags={"prmlab.stage": "pipeline", "git_commit": commit,
+                                                     "mlflow.source.git.commit": commit}) as run:
         mlflow.log_param("stages", ",".join(stages))
         for s in stages:
             done.append(repro_stage(s, str(project), run.info.run_id))
+    # Every stage up to date: no stage opened a run, and an empty parent would only clutter the UI.
+    client = mlflow.MlflowClient()
+    if not client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1):
+        client.delete_run(run.info.run_id)
+        print("every stage was up to date: nothing ran, no MLflow run kept")
     return done
 
 

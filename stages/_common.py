@@ -35,7 +35,12 @@ def run_main(stage: str, main) -> None:
 
 
 def set_threads() -> None:
+    """Torch on every core; and no per-load "Loading weights" bar from transformers (a stage loads
+    models many times; its own progress lines say what it is doing)."""
     import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
 

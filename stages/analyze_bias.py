@@ -59,7 +59,9 @@ def min_position_stats(rows: list[dict], bins: int) -> dict:
     total = max(sum(hist), 1)
     return {"min_on_last_step_bon_selected": 100.0 * mean(last_sel), "min_on_last_step_all": 100.0 * mean(last_all),
             "mean_relative_min_position": mean(rel_all), "tie_share": 100.0 * mean(tied),
-            "relative_position_hist": {f"{b / bins:.1f}-{(b + 1) / bins:.1f}": hist[b] / total for b in range(bins)},
+            # A row per bin, not a key per bin: the bin edges depend on analyze_bias.bins, and
+            # nested keys become DVC/MLflow columns.
+            "relative_position_hist": [{"lo": b / bins, "hi": (b + 1) / bins, "share": hist[b] / total} for b in range(bins)],
             "responses": len(multi), "selected": len(last_sel)}
 
 

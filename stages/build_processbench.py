@@ -86,6 +86,7 @@ def main() -> None:
         responses: list[Response] = []
         if problems:
             with make_generator(bcfg) as gen:
+                gen.progress = "build_processbench"
                 outs = gen.chat([policy_messages(p.question) for p in problems],
                                 Sampling(n=cfg.n, temperature=cfg.temperature, top_p=cfg.top_p, max_tokens=cfg.max_tokens, seed=cfg.seed))
             for p, comps in zip(problems, outs):

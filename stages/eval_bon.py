@@ -3,7 +3,7 @@
 For each evaluation problem, the N policy responses of `sample_eval` are scored step by step by
 each PRM; a response's score is the `product` (paper default), `min` or `last` of its step scores;
 prm@N picks the top response (ties: the earliest). maj@N (most common answer) and pass@N (any
-correct) are reported alongside, per benchmark and averaged, and (`by_n`, averaged) at each N = 1,
+correct) are reported alongside, per benchmark and averaged, and (`by_n`, averaged, a row per N) at each N = 1,
 2, 4, ... up to n from each problem's first N responses: the Best-of-N curve. Where the verifier's
 labels exist (toy world), also the **process-verified** accuracy: the chosen response has the right
 answer and no wrong step, the gap the paper says BoN hides.
@@ -109,6 +109,14 @@ def bon_by_n(problems: dict[str, Problem], groups: dict[str, list[Response]], n:
     return out
 
 
+def by_n_rows(curves: dict[str, dict[str, float]]) -> list[dict]:
+    """{"maj": {"N": %}, "pass": {...}, prm name: {"N": %}} -> one row per N: {"n": N, "maj": %, ...}.
+    Rows, not keys: a list keeps N out of column names (DVC and MLflow flatten nested keys), and it
+    is what DVC plots read (reports/plots/bon_by_n.json)."""
+    ns = sorted({int(k) for c in curves.values() for k in c})
+    return [{"n": k, **{name: c[str(k)] for name, c in curves.items() if str(k) in c}} for k in ns]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description="Best-of-N evaluation of PRMs")
     ap.add_argument("--problems", required=True)
@@ -143,9 +151,10 @@ def main() -> None:
         results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
                                 for b, d in base.items()}
         # The Best-of-N curve (report figure): maj@N and pass@N, and prm@N per PRM below.
-        by_n = {"baselines": bon_by_n(problems, groups, cfg.n)}
+        by_n = bon_by_n(problems, groups, cfg.n)
         for name, path in prms.items():
             with make_scorer(cfg.scorer, path, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size) as scorer:
+                scorer.progress = f"eval_bon {name}"
                 sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
                 scorer_max_length[name] = scorer.max_length
             scores = {r.response_id: s for r, s in zip(responses, sc)}
@@ -158,7 +167,7 @@ def main() -> None:
             rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
                       "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
         write_jsonl(a.scores, rows)
-        m = {"problems": len(groups), "responses": len(responses), "n": cfg.n, "results": results, "by_n": by_n,
+        m = {"problems": len(groups), "responses": len(responses), "n": cfg.n, "results": results, "by_n": by_n_rows(by_n),
              "scorer_max_length": scorer_max_length, "truncation": truncated}
         write_json(a.metrics, m)
         run.metrics(m)

@@ -140,6 +140,7 @@ def eval_critic(gen, items: dict[str, list[ProcessBenchItem]], cfg: EvalPBConfig
     template = load_template(style, cfg.critic_template_file)
     sp = cfg.critic_sampling(model_name)
     preds, unparsed = {}, 0
+    gen.progress = f"critic {model_name}"
     for s, its in items.items():
         outs = gen.chat([judge_messages(template, style, i.problem, i.steps) for i in its], sp)
         preds[s] = [majority([parse_judgement(style, c.text, len(i.steps)) for c in comps]) for i, comps in zip(its, outs)]
@@ -188,6 +189,7 @@ def main() -> None:
     with stage_run("eval_processbench", {"eval_processbench": cfg, "judge": jcfg, "prms": prms}, inputs=inputs) as run:
         for name, path in prms.items():
             with make_scorer(cfg.scorer, path, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size) as scorer:
+                scorer.progress = f"eval_processbench {name}"
                 res, scores = eval_prm(scorer, items, cfg.threshold_subset)
                 res["truncated_items"] = scorer.truncated_items
                 res["max_length"] = scorer.max_length

@@ -138,12 +138,41 @@ def headline(mdir: Path, profile: str = "toy") -> dict:
     bonm = _load(mdir, "eval_bon")
     if bonm.get("results"):
         n, res = bonm["n"], bonm["results"]
-        h[f"best_of_{n}"] = {k: r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
-        h[f"best_of_{n}"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
+        # One key whatever eval_bon.n is, so `dvc exp show` keeps its columns across a sweep of N.
+        h["best_of_n"] = {"n": n} | {k: r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
+        h["best_of_n"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
     bias = _load(mdir, "analyze_bias")
     if bias.get("prms"):
         h["min_on_final_step_share"] = {k: r1(v["min_on_last_step_all"]) for k, v in bias["prms"].items()}
     return h
+
+
+def provenance(run) -> str:
+    """Where every number came from: the commit and the MLflow runs (`make ui`, experiment page)."""
+    import os
+
+    from prmlab.tracking import git_commit
+
+    parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
+    rows = [[name, f"`{rid}`"] for name, rid in run.stage_runs().items() if name != "report"]
+    return "\n".join(["", "## Provenance", "",
+                      f"Commit `{git_commit()}`; this report's MLflow run `{run.id}`"
+                      + (f", under the flow run `{parent}`" if parent else "") + ". The latest finished run of each stage "
+                      "in the same MLflow experiment (`make ui`):", "", table(["stage", "MLflow run id"], rows), ""])
+
+
+def plot_tables(mdir: Path, h: dict) -> dict[str, list[dict]]:
+    """The data behind dvc.yaml's plots (reports/plots/<name>.json), rows DVC renders and `dvc plots
+    diff` overlays across experiments: Best-of-N against N, ProcessBench F1, Best-of-N per method,
+    label quality per source, min-score position. From the headline and eval_bon's `by_n`."""
+    rows = lambda d, key, val: [{key: k, val: v} for k, v in (d or {}).items() if v is not None]  # noqa: E731
+    bon = dict(h.get("best_of_n", {}))
+    bon.pop("n", None)
+    return {"bon_by_n": _load(mdir, "eval_bon").get("by_n", []),
+            "bon_accuracy": rows(bon, "method", "accuracy"),
+            "processbench_f1": rows(h.get("processbench_f1"), "model", "f1"),
+            "label_quality": rows(h.get("label_first_error_accuracy"), "source", "first_error_accuracy"),
+            "min_on_final_step": rows(h.get("min_on_final_step_share"), "prm", "share")}
 
 
 def judge_example(samples: Path, labels: Path, max_chars: int = 3000) -> list[str]:
@@ -267,9 +296,10 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                    "Differences from Qwen's evaluation protocol:", "", *[f"- {x}" for x in PROTOCOL_NOTES], ""]
         by_n = bonm.get("by_n")
         if by_n:
-            ns = sorted(by_n["baselines"]["maj"], key=int)
-            curve = [[f"{k}@N", *[by_n["baselines"][k][x] for x in ns]] for k in ("maj", "pass")]
-            curve += [[f"{name} prm@N (product)", *[c[x] for x in ns]] for name, c in by_n.items() if name != "baselines"]
+            ns = [r["n"] for r in by_n]
+            names = list(dict.fromkeys(k for r in by_n for k in r if k != "n"))
+            curve = [[f"{k}@N" if k in ("maj", "pass") else f"{k} prm@N (product)", *[r.get(k, "-") for r in by_n]]
+                     for k in names]
             md += ["## Best-of-N against N", "", "Averaged accuracy (%) from each problem's first N responses.", "",
                    table(["method", *[f"N={x}" for x in ns]], curve), "",
                    _figure(plots.bon_curve(by_n), figdir, "bon_curve.png", run, "Best-of-N against N"), ""]
@@ -325,7 +355,8 @@ def main() -> None:
                    pb_scores="ProcessBench per-item scores JSONL", bon_scores="Best-of-N per-response scores JSONL",
                    findings="findings JSON (estimates, intervals, verdicts)", samples="?training responses JSONL",
                    judge_labels="?judge labels JSONL (with --samples: the report shows one reply)",
-                   headline="?headline metrics JSON (the dozen numbers to read first)")
+                   headline="?headline metrics JSON (the dozen numbers to read first)",
+                   plots="?folder for the plots' data (with --headline; dvc.yaml's plots)")
     try:
         profile = load_params("profile", ProfileConfig, a.params).name
         sources = read_params(a.params).get("train_prm", {}).get("sources")
@@ -338,11 +369,15 @@ def main() -> None:
                          findings_json=Path(a.findings), example=example)
         except DataError as e:
             fail("report", e)
-        atomic_write_text(a.out, text)
+        atomic_write_text(a.out, text + provenance(run))
         run.artifact(a.out)
         if a.headline:
-            write_json(a.headline, headline(Path(a.metrics_dir), profile))
+            h = headline(Path(a.metrics_dir), profile)
+            write_json(a.headline, h)
             run.artifact(a.headline)
+            if a.plots:
+                for name, rows in plot_tables(Path(a.metrics_dir), h).items():
+                    write_json(Path(a.plots) / f"{name}.json", rows)
         run.artifact(a.findings)
         run.artifact(a.figures, "figures")
     summary("report", f"wrote {a.out} ({len(text.splitlines())} lines) and {len(list(Path(a.figures).glob('*.png')))} figures")

@@ -1,7 +1,7 @@
 """Stage train_judge@toy (toy profile only): the toy judge, fine-tuned from bootstrap@toy's base, committed.
 
 The judge learns to write, per paragraph up to the first wrong one, its own recalculation beside the
-claimed result (`1: 12 + 6 = 18, claimed 19, wrong`), then its verdict in the judge style's format
+claimed result (`1: 12 + 6 -> 18, claimed 19, wrong`), then its verdict in the judge style's format
 (`label_judge.style`: critic `\\boxed{k}`, or paper `<analysis_k>` blocks holding the checks, then
 `<conclusion>`), so the toy profile exercises the paper profile's parsers. It trains on synthetic
 flawed solutions labelled by the exact verifier (prmlab.toy.world.check_steps), never on the
@@ -34,16 +34,18 @@ from prmlab.tracking import summary
 class ToyJudgeConfig:
     corpus: int = 4000       # synthetic solutions to judge
     steps: int = 3000
-    flawed_share: float = 0.6
-    # Random flaws (any value, any kind): the judge must check, not learn the policy's habits.
+    flawed_share: float = 0.7
+    # Random flaws (any value, any kind), a near_miss_share of them off by one: the judge must check.
     flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.6, "operand": 0.1, "skip": 0.1, "compensate": 0.1,
                                                                 "answer": 0.1})
+    near_miss_share: float = 0.5
     batch_size: int = 8
     lr: float = 0.002
     max_tokens: int = 256    # the checks come first: about 16 tokens a paragraph
 
     def __post_init__(self):
         check(0 <= self.flawed_share < 1, "toy_judge.flawed_share must be in [0, 1)")
+        check(0 <= self.near_miss_share <= 1, "toy_judge.near_miss_share must be in [0, 1]")
         unknown = set(self.flaw_mix) - set(FLAW_KINDS)
         check(not unknown, f"toy_judge.flaw_mix: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
         check(all(v >= 0 for v in self.flaw_mix.values()) and sum(self.flaw_mix.values()) > 0,
@@ -87,7 +89,8 @@ def run_judge(cfg: ToyJudgeConfig, sh: Shared, base: Path, policy: Path, out: Pa
     device = "cuda" if torch.cuda.is_available() else "cpu"
     metrics: dict = {"trained_on_gpu": int(device == "cuda")}
     model = Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True).to(device)
-    pairs = judge_pairs(probs["judge"], render_chat, sh.seed, cfg.flawed_share, cfg.flaw_mix, sh.style, template)
+    pairs = judge_pairs(probs["judge"], render_chat, sh.seed, cfg.flawed_share, cfg.flaw_mix, sh.style, template,
+                        cfg.near_miss_share)
     model = train_lm_logged("judge", model, tok, pairs, cfg.steps, cfg.batch_size, cfg.lr, sh.seed, metrics, run)
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)

@@ -19,7 +19,6 @@ import os
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from prmlab.generation import BackendConfig
@@ -98,6 +97,7 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
     set_seed(cfg.seed)
     tok = prepare_tokenizer(base)
     # datasets only at the training boundary
+    datasets.disable_progress_bars()  # one "Map" bar per run says nothing the summary does not
     ds = datasets.Dataset.from_list([e.to_dict() for e in examples])
     ds = ds.map(lambda ex: training_features(tok, ex, cfg.max_length, soft), remove_columns=ds.column_names)
     dropped = sum(ds["dropped"])
@@ -135,12 +135,33 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
                 loss = loss * self.accelerator.num_processes
             return (loss, out) if return_outputs else loss
 
+    from transformers import TrainerCallback
+    from transformers.trainer_callback import PrinterCallback
+
+    from prmlab.tracking import Progress
+
+    class ProgressLines(TrainerCallback):
+        """Steps done of the total, rate, ETA and the latest loss, every 10 s (instead of raw log dicts)."""
+
+        def on_train_begin(self, args, state, control, **kw):
+            self.bar, self.loss = Progress(state.max_steps, "train_prm", unit="steps", every=10.0), None
+
+        def on_log(self, args, state, control, logs=None, **kw):
+            self.loss = (logs or {}).get("loss", self.loss)
+
+        def on_step_end(self, args, state, control, **kw):
+            if state.is_world_process_zero:
+                self.bar.update(extra=f"loss {self.loss:.4f}" if self.loss is not None else "")
+
     args = TrainingArguments(
         output_dir=os.path.join(out, ".trainer"), per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
         warmup_steps=0, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
-        logging_steps=5, save_strategy="no", report_to=[], bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(),
+        # Every step logged: the Trainer's train_loss averages the losses it gathered from all processes
+        # at each log, and a step after the last log would count the main process's loss alone.
+        logging_steps=1, save_strategy="no", report_to=[], bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(),
         dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True,
+        ddp_find_unused_parameters=False,  # every parameter is used: spares DDP a graph walk (and its warning)
     )
     # set after construction: the process count (`accelerate launch`) is known only from the args
     total = optimizer_steps(len(ds), cfg.batch_size, cfg.grad_accum, cfg.epochs, args.world_size)
@@ -152,13 +173,16 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
     # outright: compute_loss above relies on the count, whatever forward's signature becomes (and on
     # transformers 4.x this flag, with a count, is what stops training_step dividing the loss again).
     trainer.model_accepts_loss_kwargs = True
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(ProgressLines())
     t0 = time.monotonic()
     result = trainer.train()
-    trainer.save_model(out)
-    tok.save_pretrained(out)
-    import shutil
+    trainer.save_model(out)  # the main process writes; the others wait for it
+    if trainer.is_world_process_zero():
+        tok.save_pretrained(out)
+        import shutil
 
-    shutil.rmtree(os.path.join(out, ".trainer"), ignore_errors=True)
+        shutil.rmtree(os.path.join(out, ".trainer"), ignore_errors=True)
     curve = [(h["step"], h["loss"]) for h in trainer.state.log_history if "loss" in h]
     if run is not None:
         for step, loss in curve:
@@ -169,6 +193,11 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
             "warmup_steps": warmup, "seconds": time.monotonic() - t0, "loss": kind,
             "label_steps": sum(len(e.labels) for e in examples),
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
+
+
+def is_main_process() -> bool:
+    # RANK is set by the launcher (`accelerate launch`, torchrun) in each of its processes.
+    return int(os.environ.get("RANK", "0")) == 0
 
 
 def untrained(base: str, out: str, seed: int) -> dict:
@@ -198,6 +227,10 @@ def main() -> None:
     if cfg.max_examples:
         examples = examples[: cfg.max_examples]
     set_threads()
+    if not is_main_process():  # a worker of `accelerate launch`: it trains; the main process records
+        if examples:
+            train(examples, base, a.out, cfg, soft=a.source == "mc_soft")
+        return
     with stage_run(f"train_prm@{a.source}", {"train_prm": cfg, "source": a.source, "base": base},
                    inputs=[a.train], tags={"prmlab.source": a.source}) as run:
         if examples:
@@ -214,8 +247,7 @@ def main() -> None:
         run.artifact(a.metrics)
         run.tag("checkpoint", os.path.abspath(a.out))
         # Small checkpoints (the toy PRMs) go to MLflow whole; large ones by path (DVC tracks them).
-        size = sum(p.stat().st_size for p in Path(a.out).rglob("*") if p.is_file())
-        run.artifact(a.out if size < 200 * 2**20 else os.path.join(a.out, "config.json"), "checkpoint")
+        run.model(a.out, f"prm-{a.source}", "prm", {"source": a.source, "base": base, "trained": m["trained"]})
     if examples:
         skipped = f" ({m['examples_too_long']} skipped: longer than max_length)" if m["examples_too_long"] else ""
         summary(f"train_prm@{a.source}", f"{m['examples']} examples{skipped}, {m['optimizer_steps']} steps, "

@@ -99,3 +99,20 @@ def test_every_profile_loads_and_validates(profile):
         assert loaded["eval_processbench"].threshold_subset == "gsm8k"
         assert set(loaded["real"].eval) == {"gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench",
                                             "college_math", "mmlu_stem"}
+
+
+@pytest.mark.parametrize("profile", ["params.yaml", "params/paper.yaml"])
+def test_dvc_exp_set_param_changes_only_the_line_it_sets(profile, tmp_path):
+    """`dvc exp run -S eval_bon.n=16` rewrites params.yaml through DVC's round-trip YAML writer; the
+    profiles are written as it writes (no flow mapping past 80 columns, empty for null), so the
+    diff of a sweep is the swept line and nothing else."""
+    from dvc.utils.serialize import modify_yaml
+
+    p = tmp_path / "params.yaml"
+    before = (ROOT / profile).read_text()
+    p.write_text(before)
+    with modify_yaml(p) as d:
+        d["eval_bon"]["n"] = 16
+    changed = [(a, b) for a, b in zip(before.splitlines(), p.read_text().splitlines()) if a != b]
+    assert len(before.splitlines()) == len(p.read_text().splitlines())
+    assert [b.split("#")[0].strip() for _, b in changed] == ["n: 16"], changed

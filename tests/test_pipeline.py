@@ -117,7 +117,22 @@ def test_dvc_second_repro_is_a_noop_and_metrics_show(ran):
     assert json.loads(st) == {}
     metrics = json.loads(run(["dvc", "metrics", "show", "--json"], ran).stdout)
     files = {f for ws in metrics.values() for f in ws.get("data", {})}
-    assert {"metrics/bootstrap.json", "metrics/eval_bon.json", "metrics/eval_processbench.json"} <= files
+    assert files == {"reports/headline.json"}, files  # the headline alone: a table a terminal can show
+    detail = json.loads(run(["dvc", "metrics", "show", "--json", "metrics/eval_bon.json"], ran).stdout)
+    assert "results" in detail[""]["data"]["metrics/eval_bon.json"]["data"]  # a detailed file on request
+
+
+def test_dvc_plots_render_from_the_reports_data(ran):
+    """dvc.yaml's data-driven plots render, each with rows from the run (so `dvc plots diff` can overlay
+    experiments); the Best-of-N curve has a row per N for maj, pass and every PRM."""
+    shown = json.loads(run(["dvc", "plots", "show", "--json"], ran).stdout)["data"]
+    vega = {k: v[0]["content"]["data"]["values"] for k, v in shown.items() if v and v[0]["type"] == "vega"}
+    assert len(vega) == 5 and all(vega.values()), list(vega)
+    curve = vega["Best-of-N accuracy against N"]
+    fields = {r["field"] for r in curve}
+    assert {"maj", "pass", "oracle", "mc_hard"} <= fields, fields
+    bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())
+    assert [r["n"] for r in bon["by_n"]] == sorted({r["n"] for r in curve})
 
 
 def test_changing_a_param_reruns_only_what_depends_on_it(ran):
@@ -158,6 +173,15 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     mc = next(r for r in children if r.info.run_name == "label_mc")
     assert mc.data.params["label_mc.k"] == "2" and "audit/first_error_accuracy" in mc.data.metrics
     assert any(k.startswith("dep.") for k in mc.data.tags)
+    assert [i.dataset.name for i in mc.inputs.dataset_inputs] == ["data/problems/train.jsonl", "data/samples/train.jsonl"]
+    # The report names the commit and the run each stage's numbers came from.
+    report = (ran / "reports" / "report.md").read_text()
+    rep = next(r for r in children if r.info.run_name == "report")
+    assert f"| label_mc | `{mc.info.run_id}` |" in report and rep.info.run_id in report and parent[0].info.run_id in report
+    # Each PRM is a logged model of its train_prm run.
+    models = {m.name: m for m in client.search_logged_models([exp.experiment_id])}
+    oracle_run = next(r for r in children if r.info.run_name == "train_prm@oracle")
+    assert models["prm-oracle"].source_run_id == oracle_run.info.run_id and models["prm-oracle"].model_type == "prm"
 
 
 def test_bad_inputs_give_clear_errors(ran, tmp_path):
@@ -299,6 +323,15 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path, prefect_api):
         assert completed, (tmp_path / "serve.log").read_text()[-3000:]
         dep = httpx.get(f"{api}/deployments/{completed[0]['deployment_id']}", timeout=10).json()
         assert dep["name"] == "test-schedule" and dep["schedules"]
+        # The scheduled runs found the report up to date: they leave no empty parent run in MLflow.
+        from mlflow.entities import ViewType
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
+        eid = client.get_experiment_by_name("prmlab").experiment_id
+        tagged = "tags.`prmlab.stage` = 'pipeline'"
+        assert len(client.search_runs([eid], tagged)) == 1  # the study's own flow run
+        assert client.search_runs([eid], tagged, run_view_type=ViewType.DELETED_ONLY)
     finally:
         if serve is not None:
             serve.terminate()
@@ -344,7 +377,9 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(ran):
         assert len(revs) == 1, shown
         data = revs[0]["data"]
         assert data["params"]["params.yaml"]["data"]["eval_bon"]["aggregations"] == ["product", "min"]
-        bon = data["metrics"]["metrics/eval_bon.json"]["data"]["results"]["oracle"]["average"]
+        assert data["metrics"]["reports/headline.json"]["data"]["best_of_n"]["oracle"] is not None
+        # The detailed file is an out, not a declared metric: the experiment's run left it in the workspace.
+        bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())["results"]["oracle"]["average"]
         assert "prm_min" in bon and "prm_product" in bon and "prm_last" not in bon, bon
     finally:
         # Back to the committed baseline, as a user would after looking at the experiment.
@@ -393,6 +428,51 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(ran, tmp_
     bon, graph_bon = (json.loads(p.read_text()) for p in (out / "bon.json", ran / "metrics" / "eval_bon.json"))
     assert bon["results"]["oracle"] == graph_bon["results"]["oracle"]
     shown = run([prmlab, "metrics"], ran).stdout
-    assert "policy_accuracy" in shown and re.search(r"^best_of_\d+\.maj ", shown, re.M), shown
+    assert "policy_accuracy" in shown and re.search(r"^best_of_n\.maj ", shown, re.M), shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
     assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr
+
+
+def test_mlflow_ui_server_opens_the_study_on_its_runs_with_metrics(ran, tmp_path):
+    """`make ui`'s server on the study's store: the UI page loads, and the calls its experiment page makes
+    return a model-development experiment (the UI opens on runs, not the GenAI overview) whose stage runs
+    carry metrics, the commit, datasets, and the PRMs as logged models. The in-browser look is a
+    documented check (docs/DESIGN.md, "Browsing the study"): no browser is installable here."""
+    import httpx
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    ui = subprocess.Popen([str(BIN / "mlflow"), "ui", "--backend-store-uri", f"sqlite:///{ran / 'mlflow.db'}", "--host",
+                           "127.0.0.1", "--port", str(port)], cwd=ran, env=env, stdout=open(tmp_path / "ui.log", "w"),
+                          stderr=subprocess.STDOUT)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(1)
+        else:
+            raise AssertionError((tmp_path / "ui.log").read_text()[-3000:])
+        assert '<div id="root"' in httpx.get(url, timeout=10).text
+        api = f"{url}/ajax-api/2.0/mlflow"
+        exp = httpx.get(f"{api}/experiments/get-by-name", params={"experiment_name": "prmlab"}, timeout=10).json()["experiment"]
+        assert {"key": "mlflow.experimentKind", "value": "custom_model_development"} in exp["tags"]
+        runs = httpx.post(f"{api}/runs/search", json={"experiment_ids": [exp["experiment_id"]], "max_results": 500},
+                          timeout=30).json()["runs"]
+        by_name = {r["info"]["run_name"]: r for r in runs}
+        for stage in ("label_mc", "eval_bon", "train_prm@oracle"):
+            r = by_name[stage]
+            assert r["data"].get("metrics") and any(t["key"] == "mlflow.source.git.commit" for t in r["data"]["tags"]), stage
+        assert by_name["eval_bon"]["inputs"]["dataset_inputs"]  # the Dataset column
+        models = httpx.post(f"{url}/ajax-api/2.0/mlflow/logged-models/search",
+                            json={"experiment_ids": [exp["experiment_id"]]}, timeout=30).json()["models"]
+        assert {"prm-oracle", "prm-mc_hard"} <= {m["info"]["name"] for m in models}
+    finally:
+        ui.terminate()
+        try:
+            ui.wait(30)
+        except subprocess.TimeoutExpired:
+            ui.kill()

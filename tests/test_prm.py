@@ -206,3 +206,45 @@ def test_scorer_dtype_passes_through(trained_prm, toy):
     assert bf.model.dtype == torch.bfloat16 and make_scorer("transformers", str(out)).model.dtype == torch.float32
     ref, got = TransformersScorer(str(out)).score(items), bf.score(items)
     assert max(abs(a - b) for s, t in zip(ref, got) for a, b in zip(s, t)) < 0.05  # same model, coarser numbers
+
+
+def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
+    """README's scale-out path, on CPU: `accelerate launch` with the repo's config runs train_prm as 2
+    data-parallel processes (gloo), 2 examples each per step, and gets the loss and weights of one
+    process with 4 per step. Examples differ in labelled steps, so a per-process mean would not agree."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+    from safetensors.torch import load_file
+
+    from prmlab.io import write_jsonl
+
+    root, bin_ = Path(__file__).resolve().parents[1], Path(sys.executable).parent
+    write_jsonl(tmp_path / "train.jsonl", varied_examples(toy, 16, False))
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["policy"]["model"] = toy["policy"]
+    env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'ml.db'}", "PATH": f"{bin_}{os.pathsep}{os.environ['PATH']}"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    runs = {}
+    for name, bs, launcher in [("one", 4, [sys.executable]),
+                               ("two", 2, [str(bin_ / "accelerate"), "launch", "--config_file",
+                                           str(root / "configs/accelerate/cpu_2proc.yaml"), "--main_process_port", port])]:
+        params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "lr": 1e-3, "max_length": 512, "max_examples": 0}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
+        out = subprocess.run([*launcher, "-m", "stages.train_prm", "--source", "oracle", "--train", str(tmp_path / "train.jsonl"),
+                              "--out", str(tmp_path / name), "--metrics", str(tmp_path / f"{name}.json"),
+                              "--params", str(tmp_path / f"{name}.yaml")], cwd=root, env=env, capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+        runs[name] = json.loads((tmp_path / f"{name}.json").read_text()), load_file(str(tmp_path / name / "model.safetensors"))
+    (m1, w1), (m2, w2) = runs["one"], runs["two"]
+    assert m1["optimizer_steps"] == m2["optimizer_steps"] == 4
+    assert m2["train_loss"] == pytest.approx(m1["train_loss"], rel=1e-5), (m1["train_loss"], m2["train_loss"])
+    assert max((w1[k] - w2[k]).abs().max().item() for k in w1) < 1e-4

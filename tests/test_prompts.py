@@ -84,11 +84,11 @@ def test_targets_parse_back():
         "<conclusion>Incorrect</conclusion>")
     assert judge_target("paper", ["a"], -1) == "<analysis_1>\nStep 1 is correct.\n</analysis_1>\n<conclusion>Correct</conclusion>"
     # With the checks a careful judge writes first (the toy judge's format): one per paragraph up to the verdict.
-    checks = ["1 + 2 = 3, claimed 3, ok", "3 * 2 = 6, claimed 7, wrong"]
+    checks = ["1 + 2 -> 3, claimed 3, ok", "3 * 2 -> 6, claimed 7, wrong"]
     assert judge_target("critic", steps, 1, checks) == (
-        "0: 1 + 2 = 3, claimed 3, ok\n1: 3 * 2 = 6, claimed 7, wrong\nThe earliest error is in \\boxed{1}.")
+        "0: 1 + 2 -> 3, claimed 3, ok\n1: 3 * 2 -> 6, claimed 7, wrong\nThe earliest error is in \\boxed{1}.")
     assert judge_target("paper", steps, 1, checks) == (
-        "<analysis_1>\n1 + 2 = 3, claimed 3, ok\n</analysis_1>\n<analysis_2>\n3 * 2 = 6, claimed 7, wrong\n</analysis_2>\n"
+        "<analysis_1>\n1 + 2 -> 3, claimed 3, ok\n</analysis_1>\n<analysis_2>\n3 * 2 -> 6, claimed 7, wrong\n</analysis_2>\n"
         "<conclusion>Incorrect</conclusion>")
     for style in ("critic", "paper"):
         assert parse_judgement(style, judge_target(style, steps, 1, checks), 3) == 1

@@ -36,11 +36,12 @@ def _metrics(d):
         "baselines": {"A": {"maj": 50.0, "pass": 100.0, "problems": 2, "no_responses": 0.0},
                       "average": {"maj": 50.0, "pass": 100.0, "no_responses": 0.0}},
         "a": {"A": {"prm_product": 75.0, "problems": 2}, "average": {"prm_product": 75.0}}},
-        "by_n": {"baselines": {"maj": {"1": 25.0, "2": 50.0, "4": 50.0}, "pass": {"1": 25.0, "2": 75.0, "4": 100.0}},
-                 "a": {"1": 25.0, "2": 50.0, "4": 75.0}}}
+        "by_n": [{"n": 1, "maj": 25.0, "pass": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "pass": 75.0, "a": 50.0},
+                 {"n": 4, "maj": 50.0, "pass": 100.0, "a": 75.0}]}
     bias = {"policy": {}, "prms": {"a": {"min_on_last_step_all": 40.0, "min_on_last_step_bon_selected": 50.0,
                                          "mean_relative_min_position": 0.5, "tie_share": 20.0,
-                                         "relative_position_hist": {"0.0-0.5": 0.4, "0.5-1.0": 0.6}}}}
+                                         "relative_position_hist": [{"lo": 0.0, "hi": 0.5, "share": 0.4},
+                                                                                {"lo": 0.5, "hi": 1.0, "share": 0.6}]}}}
     for name, m in (("eval_processbench", pb), ("eval_bon", bon), ("analyze_bias", bias)):
         (d / f"{name}.json").write_text(json.dumps(m))
     return pb
@@ -81,8 +82,7 @@ def test_report_draws_the_curve_and_bars_and_logs_them_to_its_mlflow_run(tmp_pat
 def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     from prmlab import plots
 
-    fig = plots.bon_curve({"baselines": {"maj": {"1": 25.0, "2": 50.0}, "pass": {"1": 25.0, "2": 75.0}},
-                           "a": {"1": 25.0, "2": 60.0}})
+    fig = plots.bon_curve([{"n": 1, "maj": 25.0, "pass": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "pass": 75.0, "a": 60.0}])
     ax = fig.axes[0]
     assert _labelled(ax) and "%" in ax.get_ylabel()
     assert [(list(ln.get_xdata()), list(ln.get_ydata())) for ln in ax.lines] == [
@@ -120,7 +120,7 @@ def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_p
     resp = [Response("p0", "r0", ["1 + 1 = 2", "2 * 3 = 6, so \\boxed{6}."], "6", True, true_first_error=-1),
             Response("p1", "r1", ["2 + 2 = 5", "5 * 2 = 10, so \\boxed{10}."], "10", False, true_first_error=0),
             Response("p2", "r2", ["3 + 3 = 6"], "6", True, true_first_error=-1)]
-    reply = "0: 2 + 2 = 4, claimed 5, wrong\nThe earliest error is in \\boxed{0}."
+    reply = "0: 2 + 2 -> 4, claimed 5, wrong\nThe earliest error is in \\boxed{0}."
     labels = [JudgeLabel("r0", -1, True, ["0: ok\nThe earliest error is in \\boxed{-1}."]), JudgeLabel("r1", 0, True, [reply]),
               JudgeLabel("r2", None, False, ["garbled"])]
     write_jsonl(tmp_path / "s.jsonl", resp)
@@ -144,5 +144,21 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
     assert h["consensus_kept"] == 40.0 and h["label_first_error_accuracy"] == {"mc": 70.0}
     # held-out F1 for a PRM (its threshold was tuned on toy_tune), the critic's F1 over the held-out subset
     assert h["processbench_f1"] == {"a": 66.7, "critic_judge": 37.5}
-    assert h["best_of_4"]["maj"] == 50.0 and h["best_of_4"]["pass"] == 100.0
+    assert h["best_of_n"]["n"] == 4 and h["best_of_n"]["maj"] == 50.0 and h["best_of_n"]["pass"] == 100.0
     assert set(headline(tmp_path, profile="real")) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
+
+
+def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
+    """reports/plots/*.json, hand-checked from the fixture: one row per N (Best-of-N curve), one row
+    per model, method, source or PRM; no None values (a missing number is a missing row)."""
+    from stages.report import headline, plot_tables
+
+    _metrics(tmp_path)
+    (tmp_path / "consensus.json").write_text(json.dumps({"audit": {"mc": {"first_error_accuracy": 0.7}}}))
+    t = plot_tables(tmp_path, headline(tmp_path))
+    assert [r["n"] for r in t["bon_by_n"]] == [1, 2, 4] and t["bon_by_n"][2] == {"n": 4, "maj": 50.0, "pass": 100.0, "a": 75.0}
+    assert t["bon_accuracy"] == [{"method": "maj", "accuracy": 50.0}, {"method": "pass", "accuracy": 100.0},
+                                 {"method": "a", "accuracy": 75.0}]
+    assert t["processbench_f1"] == [{"model": "a", "f1": 66.7}, {"model": "critic_judge", "f1": 37.5}]
+    assert t["label_quality"] == [{"source": "mc", "first_error_accuracy": 70.0}]
+    assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]

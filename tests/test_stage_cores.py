@@ -11,7 +11,7 @@ from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Respo
 from stages.analyze_bias import min_position_stats, policy_flaws
 from stages.build_processbench import balance
 from stages.consensus import audit_table
-from stages.eval_bon import bon_by_n, bon_table, n_values
+from stages.eval_bon import bon_by_n, bon_table, by_n_rows, n_values
 from stages.eval_processbench import subset_table
 
 approx = pytest.approx
@@ -121,6 +121,10 @@ def test_bon_by_n_hand_table():
     t = bon_table(problems, groups, scores, ["product"])["average"]
     assert by["maj"]["3"] == t["maj"] and by["prm"]["3"] == t["prm_product"]
     assert set(bon_by_n(problems, groups, 3)) == {"maj", "pass"}  # no scores: baselines only
+    # Written as a row per N (N stays out of column names): the same numbers, the PRM under its name.
+    rows = by_n_rows({"maj": by["maj"], "pass": by["pass"], "oracle": by["prm"]})
+    assert rows == [{"n": 1, "maj": 50.0, "pass": 50.0, "oracle": 50.0}, {"n": 2, "maj": 75.0, "pass": 75.0, "oracle": 50.0},
+                    {"n": 3, "maj": 50.0, "pass": 75.0, "oracle": 50.0}]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -145,7 +149,8 @@ def test_min_position_stats_hand_table_and_ties_count_as_the_earliest_step():
     # ties: the 4th and 5th -> 2/5 = 40%.
     # BoN-selected by product: q1 products 0.09, 0.24, 0.40 -> the one-step response (not counted);
     # q2 0.225, 0.324 -> [0.6, 0.9, 0.6], min counted at step 0 -> 0; q3 -> [0.7, 0.1] -> 1. 1/2 = 50%.
-    assert s.pop("relative_position_hist") == approx({"0.0-0.5": 0.4, "0.5-1.0": 0.6})
+    assert s.pop("relative_position_hist") == [{"lo": 0.0, "hi": 0.5, "share": approx(0.4)},
+                                               {"lo": 0.5, "hi": 1.0, "share": approx(0.6)}]
     assert s == approx({"min_on_last_step_bon_selected": 50.0, "min_on_last_step_all": 40.0,
                         "mean_relative_min_position": 0.5, "tie_share": 40.0, "responses": 5, "selected": 2})
 

@@ -32,9 +32,6 @@ def test_committed_policy_errs_in_band_with_right_answers_through_wrong_steps():
     assert m["policy_first_error_slip_share"] > 0 and m["policy_first_error_operand_share"] > 0, m
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="issue #19, open: the committed toy judge copies claimed results and scores "
-                   "0.67 against 0.67 for always answering -1 (metrics/train_judge.json); strict, so a judge that "
-                   "starts to beat its baseline turns this red until the marker is removed")
 def test_committed_judge_beats_always_answering_no_error():
     from prmlab.params import load_params
     from prmlab.prompts import load_template
@@ -45,5 +42,8 @@ def test_committed_judge_beats_always_answering_no_error():
     jcfg = load_params("toy_judge", ToyJudgeConfig, ROOT / "params.yaml")
     _, steps = measure_policy(ROOT / "models" / "policy", problems, cfg.eval_temperature, seed=cfg.seed + 1)
     j, _ = measure_judge(ROOT / "models" / "judge", problems, steps, "critic", load_template("critic"), jcfg.max_tokens)
+    # Issue #19's targets: at least 0.75, and at least 0.2 above always answering -1; and it finds most
+    # errors while passing most error-free responses (not a judge that flags everything).
     assert j["judge_unparsed_share"] <= 0.05, j
-    assert j["judge_first_error_accuracy"] >= j["judge_baseline_always_none"] + 0.1, j
+    assert j["judge_first_error_accuracy"] >= max(0.75, j["judge_baseline_always_none"] + 0.2), j
+    assert j["judge_accuracy_on_erroneous"] >= 0.6 and j["judge_accuracy_on_correct"] >= 0.9, j

@@ -73,20 +73,20 @@ def test_tokenizer_round_trip_and_step_token():
 
 @pytest.mark.parametrize("steps,checks", [
     (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{14}."],
-     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; answer 14, ok"]),
+     ["3 * 4 -> 12, claimed 12, ok", "7 + 12 -> 19, claimed 19, ok", "19 - 5 -> 14, claimed 14, ok; answer 14, ok"]),
     (["3 * 4 = 12", "7 + 12 = 20", r"20 - 5 = 15, so \boxed{15}."],
-     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 20, wrong"]),  # stops at the first wrong step
+     ["3 * 4 -> 12, claimed 12, ok", "7 + 12 -> 19, claimed 20, wrong"]),  # stops at the first wrong step
     (["3 * 4 = 12", "8 + 12 = 20", r"20 - 5 = 15 \boxed{15}"],
-     ["3 * 4 = 12, claimed 12, ok", "8 + 12 = 20, but 8 is neither given nor derived, wrong"]),
+     ["3 * 4 -> 12, claimed 12, ok", "8 + 12 = 20, but 8 is neither given nor derived, wrong"]),
     (["3 * 4 = 12", "7 + 12 = 19", r"19 - 4 = 15, so \boxed{15}."],
-     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 4 = 15, not a step this problem needs, wrong"]),
+     ["3 * 4 -> 12, claimed 12, ok", "7 + 12 -> 19, claimed 19, ok", "19 - 4 = 15, not a step this problem needs, wrong"]),
     (["3 * 4 = 12", "7 + 12 = 19", r"19 - 5 = 14, so the answer is \boxed{19}."],
-     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; answer 19, the result is 14, wrong"]),
-    (["3 * 4 = 12", r"\boxed{14}"], ["3 * 4 = 12, claimed 12, ok", "answer 14 before the last computation, wrong"]),
+     ["3 * 4 -> 12, claimed 12, ok", "7 + 12 -> 19, claimed 19, ok", "19 - 5 -> 14, claimed 14, ok; answer 19, the result is 14, wrong"]),
+    (["3 * 4 = 12", r"\boxed{14}"], ["3 * 4 -> 12, claimed 12, ok", "answer 14 before the last computation, wrong"]),
     (["3 * 4 = 12", "7 + 12 = 19", "19 - 5 = 14"],
-     ["3 * 4 = 12, claimed 12, ok", "7 + 12 = 19, claimed 19, ok", "19 - 5 = 14, claimed 14, ok; no answer given, wrong"]),
-    (["3 * 4 = 12", "hmm"], ["3 * 4 = 12, claimed 12, ok", "no computation and no answer, wrong"]),
-    (["12 / 5 = 2"], ["12 / 5 = 2.4, claimed 2, wrong"]),
+     ["3 * 4 -> 12, claimed 12, ok", "7 + 12 -> 19, claimed 19, ok", "19 - 5 -> 14, claimed 14, ok; no answer given, wrong"]),
+    (["3 * 4 = 12", "hmm"], ["3 * 4 -> 12, claimed 12, ok", "no computation and no answer, wrong"]),
+    (["12 / 5 = 2"], ["12 / 5 -> 2.4, claimed 2, wrong"]),
 ])
 def test_checks_redo_each_step_up_to_the_first_wrong_one(steps, checks):
     from prmlab.toy.world import check_steps

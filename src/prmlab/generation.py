@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from prmlab.params import check
+from prmlab.tracking import Progress
 
 
 @dataclass(frozen=True)
@@ -123,9 +124,13 @@ def shutdown_vllm(llm) -> None:
 
 
 class Generator(Closing):
-    """Base class: subclasses implement `generate` on raw text; `chat` renders and delegates."""
+    """Base class: subclasses implement `generate` on raw text; `chat` renders and delegates.
+
+    `progress`: a label; when set, a call prints counts, rate and ETA under it (stages whose work is
+    not already sharded with its own progress lines set it: build_processbench, the critic)."""
 
     tokenizer = None
+    progress: str | None = None
 
     def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
         raise NotImplementedError
@@ -181,6 +186,7 @@ class TransformersGenerator(Generator):
         n_seq = sampling.n // reps
         bs = max(1, self.cfg.batch_size // n_seq)
         eos = [tok.eos_token_id] + ([tok.pad_token_id] if tok.pad_token_id is not None else [])
+        bar = Progress(len(prompts), self.progress, unit="prompts", every=10.0) if self.progress else None
         for b0 in range(0, len(order), bs):
             idx = order[b0 : b0 + bs]
             enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
@@ -201,6 +207,8 @@ class TransformersGenerator(Generator):
                 n_tok_incl = min(n_tok + 1, len(ids))  # the EOS token is generated too
                 text = _cut_at_stop(tok.decode(ids[:n_tok], skip_special_tokens=True), sampling.stop)
                 out[idx[r // n_seq]].extend([Completion(text, n_tok_incl)] * reps)
+            if bar:
+                bar.update(len(idx))
         return out
 
 
@@ -257,7 +265,7 @@ class VLLMGenerator(Generator):
             )
             for i in range(len(prompts))
         ]
-        results = self.llm.generate(prompts, sps, use_tqdm=False)
+        results = self.llm.generate(prompts, sps, use_tqdm=bool(self.progress))  # vLLM's bar: counts, rate, ETA
         return [[Completion(o.text, len(o.token_ids)) for o in r.outputs] for r in results]
 
     def close(self) -> None:

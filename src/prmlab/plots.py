@@ -23,14 +23,15 @@ def min_position_bars(last_share: dict[str, float]):
     return fig
 
 
-def min_position_hist(hists: dict[str, dict[str, float]]):
+def min_position_hist(hists: dict[str, list[dict]]):
+    """hists: PRM name -> analyze_bias's rows {"lo", "hi", "share"}, one per bin."""
     fig, ax = plt.subplots(figsize=(6, 3.2))
     names = list(hists)
     if names:
-        bins = list(hists[names[0]])
+        bins = [f"{b['lo']:.1f}-{b['hi']:.1f}" for b in hists[names[0]]]
         w = 0.8 / len(names)
         for k, n in enumerate(names):
-            ax.bar([b + k * w for b in range(len(bins))], [hists[n][x] for x in bins], width=w, label=n)
+            ax.bar([b + k * w for b in range(len(bins))], [b["share"] for b in hists[n]], width=w, label=n)
         ax.set_xticks([b + 0.4 - w / 2 for b in range(len(bins))], bins, fontsize=8)
     ax.set_xlabel("relative position of the lowest step score (0: first step, 1: final step)")
     ax.set_ylabel("share of responses (fraction)")
@@ -70,21 +71,18 @@ def label_quality(audit: dict[str, dict]):
     return fig
 
 
-def bon_curve(by_n: dict[str, dict]):
+def bon_curve(rows: list[dict]):
     """Best-of-N accuracy against N: prm@N (product) per PRM, with maj@N and pass@N (eval_bon's `by_n`:
-    {"baselines": {"maj": {"N": %}, "pass": {...}}, prm name: {"N": %}})."""
+    a row per N, {"n": N, "maj": %, "pass": %, prm name: %})."""
     fig, ax = plt.subplots(figsize=(6, 3.8))
-    base = by_n.get("baselines", {})
+    ns = [r["n"] for r in rows]
     styles = {"maj": ("maj@N (majority vote)", "--", "gray"), "pass": ("pass@N (any correct)", ":", "black")}
-    for key, (label, ls, color) in styles.items():
-        if key in base:
-            ns = sorted(base[key], key=int)
-            ax.plot([int(n) for n in ns], [base[key][n] for n in ns], ls=ls, color=color, marker="s", ms=3, label=label)
-    for name, curve in by_n.items():
-        if name != "baselines":
-            ns = sorted(curve, key=int)
-            ax.plot([int(n) for n in ns], [curve[n] for n in ns], marker="o", ms=4, label=f"{name} prm@N (product)")
-    ns = sorted({int(n) for c in [*base.values(), *(v for k, v in by_n.items() if k != "baselines")] for n in c})
+    names = list(dict.fromkeys(k for r in rows for k in r if k != "n"))
+    for key in names:
+        pts = [(r["n"], r[key]) for r in rows if key in r]
+        label, ls, color = styles.get(key, (f"{key} prm@N (product)", "-", None))
+        ax.plot([x for x, _ in pts], [y for _, y in pts], ls=ls, color=color, marker="s" if key in styles else "o",
+                ms=3 if key in styles else 4, label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("N (responses per problem)")

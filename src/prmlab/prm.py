@@ -28,6 +28,7 @@ from transformers.modeling_outputs import TokenClassifierOutput
 
 from prmlab.generation import Closing, _has_gpu, shutdown_vllm
 from prmlab.prompts import policy_messages
+from prmlab.tracking import Progress
 
 STEP_TOKEN = "<extra_0>"
 ARCH = "Qwen2ForProcessRewardModel"
@@ -57,8 +58,17 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
 
 def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
     """Backbone from the policy (as the paper initialises from Qwen2.5-Math-7B-Instruct), new head."""
-    # safetensors only, here and below: a pickle checkpoint (*.bin) runs code when loaded
-    model = Qwen2ForProcessRewardModel.from_pretrained(policy_dir, dtype=torch.float32, use_safetensors=True)
+    from transformers.utils import logging as hf_logging
+
+    # safetensors only, here and below: a pickle checkpoint (*.bin) runs code when loaded. The policy
+    # has no score head, so transformers' load report lists score.* as MISSING, which is the point
+    # (the head is new) but reads like an error: silenced for this one load.
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        model = Qwen2ForProcessRewardModel.from_pretrained(policy_dir, dtype=torch.float32, use_safetensors=True)
+    finally:
+        hf_logging.set_verbosity(level)
     if len(tokenizer) > model.config.vocab_size:  # a tokenizer that lacked <extra_0> got it added
         model.resize_token_embeddings(len(tokenizer))
     model.config.architectures = [ARCH]
@@ -180,6 +190,7 @@ def effective_max_length(path: str, max_length: int) -> int:
 
 class Scorer(Closing):
     truncated_items = 0
+    progress: str | None = None  # a label: when set, score() prints counts, rate and ETA under it
     max_length: int  # the effective one (after clamping to the model's positions), for metrics
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
@@ -200,6 +211,7 @@ class TransformersScorer(Scorer):
         out: list[list[float]] = [[] for _ in items]
         order = sorted(range(len(encs)), key=lambda i: len(encs[i].input_ids))
         pad = self.tok.pad_token_id
+        bar = Progress(len(items), self.progress, unit="responses", every=10.0) if self.progress else None
         for b in range(0, len(order), self.batch_size):
             idx = order[b : b + self.batch_size]
             batch = collate([{"input_ids": encs[i].input_ids} for i in idx], pad)
@@ -208,6 +220,8 @@ class TransformersScorer(Scorer):
             probs = logits.float().softmax(-1)[..., 1].cpu()
             for r, i in enumerate(idx):
                 out[i] = [float(probs[r, p]) for p in encs[i].step_positions]
+            if bar:
+                bar.update(len(idx))
         return out
 
 
@@ -233,7 +247,7 @@ class VLLMScorer(Scorer):
         encs = [encode(self.tok, q, s, self.max_length) for q, s in items]
         self.truncated_items += sum(e.dropped_steps > 0 for e in encs)
         outs = self.llm.encode([TokensPrompt(prompt_token_ids=e.input_ids) for e in encs],
-                               pooling_task="token_classify", use_tqdm=False)
+                               pooling_task="token_classify", use_tqdm=bool(self.progress))
         res = []
         for o in outs:
             data = o.outputs.data

@@ -7,7 +7,10 @@
 Tracking URI from `MLFLOW_TRACKING_URI`, default `sqlite:///mlflow.db` (relative to the working
 directory, the repo root under DVC). Experiment `PRMLAB_EXPERIMENT` (default "prmlab"). When the
 orchestrating flow sets `PRMLAB_PARENT_RUN_ID`, the stage run becomes its child. Every run is
-tagged with the git commit and the md5 of each input (files: the md5 dvc.lock records).
+tagged with the git commit, the DVC experiment's name (under `dvc exp run`) and the md5 of each
+input (files: the md5 dvc.lock records), and logs each input as an MLflow dataset. The experiment
+is a model-development one (the UI opens on its runs), and its artifacts live in mlartifacts/ beside
+the SQLite store, moved there if the project was copied.
 """
 
 from __future__ import annotations
@@ -106,21 +109,94 @@ class StageRun:
     def tag(self, key: str, value: Any) -> None:
         self._mlflow.set_tag(key, str(value))
 
+    def stage_runs(self) -> dict[str, str]:
+        """The latest finished run of each stage in this run's experiment, {run name: run id}: the
+        runs whose outputs a report reads (DVC reruns a stage only when its inputs change)."""
+        client = self._mlflow.MlflowClient()
+        out: dict[str, str] = {}
+        for r in client.search_runs([self.run.info.experiment_id], "attributes.status = 'FINISHED'",
+                                    order_by=["attributes.start_time DESC"], max_results=2000):
+            if r.data.tags.get("prmlab.stage") not in (None, "pipeline"):
+                out.setdefault(r.info.run_name, r.info.run_id)
+        return dict(sorted(out.items()))
+
+    def model(self, path: str | Path, name: str, model_type: str, params: dict | None = None,
+              max_bytes: int = 200 * 2**20) -> str:
+        """A checkpoint folder as an MLflow logged model of this run (the UI's Models tab), its files
+        uploaded when under max_bytes; a larger one is recorded by path (DVC tracks its files).
+        Returns the model id."""
+        p = Path(path)
+        size = sum(f.stat().st_size for f in p.rglob("*") if f.is_file())
+        lm = self._mlflow.initialize_logged_model(name=name, source_run_id=self.id, model_type=model_type,
+                                                  params={k: str(v) for k, v in (params or {}).items()},
+                                                  tags={"checkpoint": str(p.resolve())})
+        client = self._mlflow.MlflowClient()
+        if size < max_bytes:
+            client.log_model_artifacts(lm.model_id, str(p))
+        elif (p / "config.json").exists():
+            client.log_model_artifact(lm.model_id, str(p / "config.json"))
+        client.finalize_logged_model(lm.model_id, "READY")
+        return lm.model_id
+
+
+# The experiment opens on its runs in the MLflow UI (a model-development experiment), not on the
+# GenAI overview with its traces panel that MLflow 3 shows an experiment of unknown kind.
+EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
+
 
 def ensure_experiment(mlflow, name: str) -> None:
+    uri = tracking_uri()
+    store = Path(uri[len("sqlite:///") :]).resolve().parent / "mlartifacts" if uri.startswith("sqlite:///") else None
     if mlflow.get_experiment_by_name(name) is None:
-        uri = tracking_uri()
-        loc = None
-        if uri.startswith("sqlite:///"):
-            # Keep artifacts beside the SQLite store rather than in the working directory's ./mlruns.
-            db = Path(uri[len("sqlite:///") :])
-            loc = (db.resolve().parent / "mlartifacts").as_uri()
         try:
-            mlflow.create_experiment(name, artifact_location=loc)
+            # Artifacts beside the SQLite store rather than in the working directory's ./mlruns.
+            mlflow.create_experiment(name, artifact_location=store.as_uri() if store else None, tags=dict([EXPERIMENT_KIND]))
         except Exception:  # created concurrently by another stage
             if mlflow.get_experiment_by_name(name) is None:
                 raise
-    mlflow.set_experiment(name)
+    exp = mlflow.set_experiment(name)
+    if exp.tags.get(EXPERIMENT_KIND[0]) is None:  # a store made before the tag existed
+        mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
+    if store is not None:
+        relocate_artifacts(Path(uri[len("sqlite:///") :]), exp, store)
+
+
+def relocate_artifacts(db: Path, exp, store: Path) -> bool:
+    """MLflow records an experiment's artifact location as an absolute path. A project copied or
+    moved (with its mlflow.db and mlartifacts/) would go on writing into the original's folder; so
+    when the recorded location is a local folder other than this store's mlartifacts/, point the
+    experiment and its runs at this one. Returns whether it moved anything."""
+    import sqlite3
+    from urllib.parse import unquote, urlparse
+
+    loc = exp.artifact_location
+    old = Path(unquote(urlparse(loc).path)) if loc.startswith("file:") else Path(loc) if loc.startswith("/") else None
+    if old is None or old == store or old.name != "mlartifacts":
+        return False
+    with sqlite3.connect(db) as con:  # MLflow's own tables: experiments.artifact_location, runs.artifact_uri
+        con.execute("UPDATE experiments SET artifact_location = ? WHERE experiment_id = ?", (store.as_uri(), int(exp.experiment_id)))
+        for prefix in {loc, old.as_uri(), str(old)}:
+            con.execute("UPDATE runs SET artifact_uri = ? || substr(artifact_uri, ?) WHERE experiment_id = ? AND artifact_uri LIKE ?",
+                        (store.as_uri(), len(prefix) + 1, int(exp.experiment_id), prefix + "/%"))
+    print(f"[mlflow] experiment {exp.name!r}: artifacts moved from {old} to {store} (the project was copied or moved)",
+          file=sys.stderr)
+    return True
+
+
+def _log_inputs(mlflow, inputs: list[str | Path], digests: dict[str, str]) -> None:
+    """Each input file as an MLflow dataset (the UI's Dataset column): its path and md5, not its rows."""
+    import warnings
+
+    from mlflow.data.dataset_source_registry import resolve_dataset_source
+    from mlflow.data.meta_dataset import MetaDataset
+
+    for p in inputs:
+        if Path(p).as_posix() in digests:
+            with warnings.catch_warnings():  # "can be interpreted in multiple ways": two equal local-file sources
+                warnings.simplefilter("ignore", UserWarning)
+                src = resolve_dataset_source(str(Path(p).resolve()))
+            ds = MetaDataset(src, name=Path(p).as_posix(), digest=digests[Path(p).as_posix()][:36])
+            mlflow.log_input(ds, context="input")
 
 
 @contextmanager
@@ -130,13 +206,18 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     mlflow.set_tracking_uri(tracking_uri())
     ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID") or None
-    all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": git_commit(), **(tags or {}),
-                "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid())}
-    for p in inputs:
-        if Path(p).exists():
-            all_tags[f"dep.{Path(p).as_posix()}"] = md5_path(p)
+    commit = git_commit()
+    all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": commit, "mlflow.source.git.commit": commit,
+                **(tags or {}), "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid())}
+    # `dvc exp run` names the experiment in the stage's environment: a run is found by it in the UI.
+    for env, tag in (("DVC_EXP_NAME", "dvc.exp_name"), ("DVC_EXP_BASELINE_REV", "dvc.exp_baseline_rev")):
+        if os.environ.get(env):
+            all_tags[tag] = os.environ[env]
+    digests = {Path(p).as_posix(): md5_path(p) for p in inputs if Path(p).exists()}
+    all_tags |= {f"dep.{p}": d for p, d in digests.items()}
     close_interrupted_runs(mlflow, stage)
     with mlflow.start_run(run_name=stage, parent_run_id=parent, nested=parent is not None, tags=all_tags) as run:
+        _log_inputs(mlflow, inputs, digests)
         if config is not None:
             params = {k: _loggable(v) for k, v in flatten(config).items()}
             mlflow.log_params(params)
@@ -203,7 +284,8 @@ class Progress:
         self.n = 0
         self.t0 = self.last = time.monotonic()
 
-    def update(self, k: int = 1) -> None:
+    def update(self, k: int = 1, extra: str = "") -> None:
+        """Count k more; `extra` (e.g. "loss 0.41") is appended to the line when one is printed."""
         self.n += k
         now = time.monotonic()
         if now - self.last >= self.every or self.n == self.total:
@@ -213,7 +295,7 @@ class Progress:
             eta = (self.total - self.n) / rate if rate > 0 else float("inf")
             print(
                 f"[{self.desc}] {self.n}/{self.total} {self.unit} ({100 * self.n / max(self.total, 1):.0f}%), "
-                f"{rate:.1f} {self.unit}/s, elapsed {el:.0f}s, ETA {eta:.0f}s",
+                f"{rate:.1f} {self.unit}/s, elapsed {el:.0f}s, ETA {eta:.0f}s" + (f", {extra}" if extra else ""),
                 file=sys.stderr,
                 flush=True,
             )

@@ -61,16 +61,19 @@ def policy_pairs(problems: list[Problem], render, seed: int, flawed_share: float
 
 
 def judge_pairs(problems: list[Problem], render_chat, seed: int, flawed_share: float, flaw_mix: dict[str, float],
-                style: str, template: str) -> list[tuple[str, str]]:
-    """Judge prompts over canonical or flawed solutions (random flaws: any value, any kind), and the
-    reply a careful judge writes: a check per paragraph up to the first wrong one, then the verdict."""
+                style: str, template: str, near_miss_share: float = 0.0) -> list[tuple[str, str]]:
+    """Judge prompts over canonical or flawed solutions, and the reply a careful judge writes: a check
+    per paragraph up to the first wrong one, then the verdict. Flaws are random (any value, any kind),
+    except a `near_miss_share` of them that are off by one (make_flawed's systematic flaws): the
+    slips a copying judge cannot catch, so the checks must be computed."""
     from prmlab.prompts import judge_messages, judge_target
 
     rng = random.Random(seed + 13)
     pairs = []
     for p in problems:
         if rng.random() < flawed_share:
-            steps, _ = make_flawed(rng, p, sample_flaw_kind(rng, flaw_mix))
+            kind = sample_flaw_kind(rng, flaw_mix)
+            steps, _ = make_flawed(rng, p, kind, systematic=rng.random() < near_miss_share)
         else:
             steps = canonical_solution(p).split("\n\n")
         verdict, checks = check_steps(p, steps)

@@ -159,7 +159,7 @@ def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[
     """The verdict, and the check a careful grader writes for each step up to the first wrong one.
 
     A check redoes the step's computation and puts its own result beside the claimed one
-    (`16 + 8 = 24, claimed 25, wrong`), says which operand was never given or derived, or compares
+    (`16 + 8 -> 24, claimed 25, wrong`), says which operand was never given or derived, or compares
     the boxed answer with the result. The toy judge learns to write these before its verdict, as
     the paper's judge analyses each paragraph before concluding (a judge that answers with the
     index alone never learned to check anything; see docs/DESIGN.md).
@@ -193,7 +193,9 @@ def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[
                 return wrong("slip", f"{a} / 0 is undefined")
             true = OPS[op](a, b)
             if true != c:
-                return wrong("slip", f"{a} {op} {b} = {_show(true)}, claimed {c}")
+                # `->`, not the paragraph's `=`: after `a op b =` the judge would find the claim right
+                # there in its context and copy it (an induction pattern); `->` makes it compute.
+                return wrong("slip", f"{a} {op} {b} -> {_show(true)}, claimed {c}")
             if a not in available or b not in available:
                 return wrong("operand", f"{a} {op} {b} = {c}, but {a if a not in available else b} is neither given nor derived")
             match = next(
@@ -209,7 +211,7 @@ def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[
             todo[match] = ("done", (None, None), None)  # type: ignore[assignment]
             available.add(c)
             derived.add(c)
-            notes.append(f"{a} {op} {b} = {c}, claimed {c}, ok")
+            notes.append(f"{a} {op} {b} -> {c}, claimed {c}, ok")
         # An answer is right only if it is the gold value and the steps have derived it.
         if boxed is not None:
             if gold not in derived:

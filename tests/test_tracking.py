@@ -1,0 +1,80 @@
+"""prmlab.tracking on a real SQLite MLflow store: what a researcher browsing the UI relies on."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from mlflow.tracking import MlflowClient
+
+from prmlab.tracking import stage_run
+
+
+def _store(monkeypatch, d: Path) -> str:
+    uri = f"sqlite:///{d / 'mlflow.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv("PRMLAB_EXPERIMENT", "tracking-test")
+    monkeypatch.chdir(d)
+    return uri
+
+
+def test_stage_run_tags_the_experiment_kind_the_dvc_experiment_and_logs_inputs_as_datasets(tmp_path, monkeypatch):
+    uri = _store(monkeypatch, tmp_path)
+    (tmp_path / "train.jsonl").write_text('{"id": 1}\n')
+    monkeypatch.setenv("DVC_EXP_NAME", "two-aggs")
+    with stage_run("label_mc", {"k": 8}, inputs=["train.jsonl", "missing.jsonl"]) as run:
+        run.metrics({"kept": 0.5})
+    client = MlflowClient(uri)
+    exp = client.get_experiment_by_name("tracking-test")
+    # The UI opens a model-development experiment on its runs, not on the GenAI traces overview.
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
+    r = client.get_run(run.id)
+    assert r.data.tags["dvc.exp_name"] == "two-aggs" and r.data.tags["mlflow.source.git.commit"] == r.data.tags["git_commit"]
+    # The input that exists is a dataset with its md5 as digest; the missing one is not invented.
+    ds = [i.dataset for i in r.inputs.dataset_inputs]
+    import hashlib
+
+    assert [(d.name, d.digest) for d in ds] == [("train.jsonl", hashlib.md5(b'{"id": 1}\n').hexdigest())], ds
+
+
+def test_a_copied_project_writes_artifacts_into_its_own_store(tmp_path, monkeypatch):
+    """MLflow records artifact locations as absolute paths: the copy's runs must not write into the original."""
+    orig = tmp_path / "orig"
+    orig.mkdir()
+    _store(monkeypatch, orig)
+    (orig / "a.txt").write_text("first")
+    with stage_run("report") as run:
+        run.artifact(orig / "a.txt")
+    copy = tmp_path / "copy"
+    shutil.copytree(orig, copy)
+    shutil.rmtree(orig)  # the original is gone: a write there would recreate it
+    uri = _store(monkeypatch, copy)
+    (copy / "b.txt").write_text("second")
+    with stage_run("report") as run2:
+        run2.artifact(copy / "b.txt")
+    client = MlflowClient(uri)
+    assert not orig.exists()
+    assert (copy / "mlartifacts").is_dir() and list((copy / "mlartifacts").rglob("b.txt"))
+    # The first run's artifacts, copied with the project, are found where the copy keeps them.
+    assert [a.path for a in client.list_artifacts(run.id)] == ["a.txt"]
+    assert client.get_experiment_by_name("tracking-test").artifact_location == (copy / "mlartifacts").as_uri()
+
+
+def test_a_checkpoint_is_logged_as_a_model_of_its_run(tmp_path, monkeypatch):
+    uri = _store(monkeypatch, tmp_path)
+    ck = tmp_path / "prm"
+    ck.mkdir()
+    (ck / "config.json").write_text("{}")
+    (ck / "model.safetensors").write_bytes(b"\0" * 64)
+    with stage_run("train_prm@oracle") as run:
+        mid = run.model(ck, "prm-oracle", "prm", {"source": "oracle"})
+        big = run.model(ck, "prm-big", "prm", max_bytes=10)  # over the limit: config.json alone
+    client = MlflowClient(uri)
+    m = client.get_logged_model(mid)
+    assert (m.name, m.source_run_id, m.model_type, str(m.status)) == ("prm-oracle", run.id, "prm", "READY")
+    assert m.params == {"source": "oracle"}
+    import mlflow
+
+    mlflow.set_tracking_uri(uri)
+    assert sorted(a.path for a in mlflow.artifacts.list_artifacts(f"models:/{mid}")) == ["config.json", "model.safetensors"]
+    assert [a.path for a in mlflow.artifacts.list_artifacts(f"models:/{big}")] == ["config.json"]
