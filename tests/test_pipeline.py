@@ -329,7 +329,8 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path, prefect_api):
 
         client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
         eid = client.get_experiment_by_name("prmlab").experiment_id
-        tagged = "tags.`prmlab.stage` = 'pipeline'"
+        # FINISHED only: with a 5 s interval, another scheduled run may be in flight (its parent still open).
+        tagged = "tags.`prmlab.stage` = 'pipeline' and attributes.status = 'FINISHED'"
         assert len(client.search_runs([eid], tagged)) == 1  # the study's own flow run
         assert client.search_runs([eid], tagged, run_view_type=ViewType.DELETED_ONLY)
     finally:
