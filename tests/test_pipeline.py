@@ -266,6 +266,28 @@ def test_eval_processbench_on_real_text(ran, tmp_path):
         assert {r["label"] == -1 for r in rows if r["subset"] == s and r["model"] == "prm/oracle"} == {True, False}
 
 
+def wait_healthy(url: str, log: Path, timeout: float = 120) -> None:
+    """Poll a server's health URL until it answers 200; fail with the tail of its log."""
+    import httpx
+
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(1)
+    raise AssertionError(log.read_text()[-3000:])
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -275,7 +297,6 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def prefect_api(tmp_path_factory):
     """A real local Prefect server for this module's tests: (api url, env for its clients)."""
-    import httpx
 
     d = tmp_path_factory.mktemp("prefect")
     port = free_port()
@@ -286,22 +307,10 @@ def prefect_api(tmp_path_factory):
     server = subprocess.Popen([str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
                               env=env, stdout=open(d / "server.log", "w"), stderr=subprocess.STDOUT)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"{api}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
-        else:
-            raise AssertionError((d / "server.log").read_text()[-3000:])
+        wait_healthy(f"{api}/health", d / "server.log")
         yield api, env
     finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop(server)
 
 
 def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path, prefect_api):
@@ -335,11 +344,7 @@ def test_scheduled_run_on_a_real_prefect_server(ran, tmp_path, prefect_api):
         assert client.search_runs([eid], tagged, run_view_type=ViewType.DELETED_ONLY)
     finally:
         if serve is not None:
-            serve.terminate()
-            try:
-                serve.wait(30)
-            except subprocess.TimeoutExpired:
-                serve.kill()
+            stop(serve)
 
 
 def test_work_pool_deployment_is_picked_up_and_completed_by_a_local_worker(ran, tmp_path, prefect_api):
@@ -448,15 +453,7 @@ def test_mlflow_ui_server_opens_the_study_on_its_runs_with_metrics(ran, tmp_path
                            "127.0.0.1", "--port", str(port)], cwd=ran, env=env, stdout=open(tmp_path / "ui.log", "w"),
                           stderr=subprocess.STDOUT)
     try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(1)
-        else:
-            raise AssertionError((tmp_path / "ui.log").read_text()[-3000:])
+        wait_healthy(f"{url}/health", tmp_path / "ui.log")
         assert '<div id="root"' in httpx.get(url, timeout=10).text
         api = f"{url}/ajax-api/2.0/mlflow"
         exp = httpx.get(f"{api}/experiments/get-by-name", params={"experiment_name": "prmlab"}, timeout=10).json()["experiment"]
@@ -472,8 +469,4 @@ def test_mlflow_ui_server_opens_the_study_on_its_runs_with_metrics(ran, tmp_path
                             json={"experiment_ids": [exp["experiment_id"]]}, timeout=30).json()["models"]
         assert {"prm-oracle", "prm-mc_hard"} <= {m["info"]["name"] for m in models}
     finally:
-        ui.terminate()
-        try:
-            ui.wait(30)
-        except subprocess.TimeoutExpired:
-            ui.kill()
+        stop(ui)

@@ -146,7 +146,8 @@ EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 def ensure_experiment(mlflow, name: str) -> None:
     uri = tracking_uri()
-    store = Path(uri[len("sqlite:///") :]).resolve().parent / "mlartifacts" if uri.startswith("sqlite:///") else None
+    db = Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
+    store = db.resolve().parent / "mlartifacts" if db else None
     if mlflow.get_experiment_by_name(name) is None:
         try:
             # Artifacts beside the SQLite store rather than in the working directory's ./mlruns.
@@ -157,8 +158,8 @@ def ensure_experiment(mlflow, name: str) -> None:
     exp = mlflow.set_experiment(name)
     if exp.tags.get(EXPERIMENT_KIND[0]) is None:  # a store made before the tag existed
         mlflow.MlflowClient().set_experiment_tag(exp.experiment_id, *EXPERIMENT_KIND)
-    if store is not None:
-        relocate_artifacts(Path(uri[len("sqlite:///") :]), exp, store)
+    if db is not None:
+        relocate_artifacts(db, exp, store)
 
 
 def relocate_artifacts(db: Path, exp, store: Path) -> bool:
@@ -183,20 +184,18 @@ def relocate_artifacts(db: Path, exp, store: Path) -> bool:
     return True
 
 
-def _log_inputs(mlflow, inputs: list[str | Path], digests: dict[str, str]) -> None:
-    """Each input file as an MLflow dataset (the UI's Dataset column): its path and md5, not its rows."""
+def _log_inputs(mlflow, digests: dict[str, str]) -> None:
+    """Each input file ({path: md5}) as an MLflow dataset (the UI's Dataset column): its path and md5, not its rows."""
     import warnings
 
     from mlflow.data.dataset_source_registry import resolve_dataset_source
     from mlflow.data.meta_dataset import MetaDataset
 
-    for p in inputs:
-        if Path(p).as_posix() in digests:
-            with warnings.catch_warnings():  # "can be interpreted in multiple ways": two equal local-file sources
-                warnings.simplefilter("ignore", UserWarning)
-                src = resolve_dataset_source(str(Path(p).resolve()))
-            ds = MetaDataset(src, name=Path(p).as_posix(), digest=digests[Path(p).as_posix()][:36])
-            mlflow.log_input(ds, context="input")
+    for path, digest in digests.items():
+        with warnings.catch_warnings():  # "can be interpreted in multiple ways": two equal local-file sources
+            warnings.simplefilter("ignore", UserWarning)
+            src = resolve_dataset_source(str(Path(path).resolve()))
+        mlflow.log_input(MetaDataset(src, name=path, digest=digest[:36]), context="input")
 
 
 @contextmanager
@@ -217,7 +216,7 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     all_tags |= {f"dep.{p}": d for p, d in digests.items()}
     close_interrupted_runs(mlflow, stage)
     with mlflow.start_run(run_name=stage, parent_run_id=parent, nested=parent is not None, tags=all_tags) as run:
-        _log_inputs(mlflow, inputs, digests)
+        _log_inputs(mlflow, digests)
         if config is not None:
             params = {k: _loggable(v) for k, v in flatten(config).items()}
             mlflow.log_params(params)
