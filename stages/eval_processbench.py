@@ -9,7 +9,8 @@ top_k=20; others T=1.0, top_p=0.9), and the values used go into the metrics. A P
 the earliest step scored below the threshold, else -1; reported at 0.5 and at the threshold that
 maximises F1 on `threshold_subset` (ProcessBench tunes it on GSM8K). Metrics per subset as
 ProcessBench defines them, the headline the unweighted mean of subset F1s, plus accuracy on items
-with a correct final answer but a flawed process (the PRM paper's Table 5).
+with a correct final answer but a flawed process (the PRM paper's Table 5). Each PRM also gets a
+threshold-free step-level AUC per subset (steps before the first error against the first wrong step).
 
 Data: `toy` (the JSONL given by --toy) or real ProcessBench (`data`: a folder or `hub:<name>`).
 Inputs: --prm name=path (repeatable), --toy. Params: `eval_processbench`, `judge`.
@@ -27,7 +28,7 @@ from typing import Literal
 
 from prmlab.generation import BackendConfig, Sampling, check_sampling
 from prmlab.io import DataError, read_jsonl, write_json, write_jsonl
-from prmlab.metrics import best_threshold, first_below, mean, processbench_scores
+from prmlab.metrics import best_threshold, first_below, mean, processbench_scores, step_auc
 from prmlab.params import ParamsError, check, load_params
 from prmlab.preflight import check_backend, check_model
 from prmlab.records import ProcessBenchItem
@@ -128,8 +129,12 @@ def eval_prm(scorer, items: dict[str, list[ProcessBenchItem]], threshold_subset:
     held = [s for s in items if s != threshold_subset]
     for tab in (at05, tuned):  # the F1 of the subsets the threshold never saw (none if only one subset)
         tab["heldout_average_f1"] = mean([tab[s]["f1"] for s in held]) if held else None
+    # Threshold-free: how well step scores separate the steps before the first error from it.
+    auc = {s: step_auc(scores[s], [i.label for i in its]) for s, its in items.items()}
+    held_auc = [auc[s] for s in held if auc[s] is not None]
     return {"threshold_0.5": at05, "tuned": {**tuned, "threshold": t, "threshold_subset": threshold_subset,
-                                             "threshold_fallback": threshold_subset not in items}}, scores
+                                             "threshold_fallback": threshold_subset not in items},
+            "step_auc": auc | {"heldout_average": mean(held_auc) if held_auc else None}}, scores
 
 
 def eval_critic(gen, items: dict[str, list[ProcessBenchItem]], cfg: EvalPBConfig, model_name: str = "") -> tuple[dict, dict]:

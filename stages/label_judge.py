@@ -7,7 +7,9 @@ analysed); `template_file` swaps in a user's wording (e.g. the official ProcessB
 the paper's judge prompt), with `{problem}` or `{tagged_problem}` and `{tagged_response}`.
 Answers that cannot be parsed, or name a paragraph that does not exist, are recorded as unparsed:
 counted, excluded from consensus, never read as "correct".
-With n > 1, the judgement is a majority vote over n samples.
+With n > 1, the judgement is a majority vote over n samples. Identical responses to a problem
+(a policy at temperature 0.7 repeats itself) are judged once per shard and share the verdict;
+`distinct_responses` in the metrics counts them.
 
 Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend).
 Outputs: --out JSONL (JudgeLabel), --metrics JSON (incl. the audit against the toy verifier).
@@ -84,7 +86,8 @@ def main() -> None:
         writer.finish((len(responses) + cfg.shard_size - 1) // cfg.shard_size)
         n = max(len(labels), 1)
         votes = [v for lab in labels for v in lab.votes]
-        m = {"responses": len(labels), "unparsed": sum(not lab.parsed for lab in labels),
+        m = {"responses": len(labels), "distinct_responses": len({(r.problem_id, tuple(r.steps)) for r in responses}),
+             "unparsed": sum(not lab.parsed for lab in labels),
              "unparsed_share": sum(not lab.parsed for lab in labels) / n,
              "unparsed_votes": sum(v is None for v in votes),
              "first_error_share": sum(lab.first_error not in (None, -1) for lab in labels) / n}

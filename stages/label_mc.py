@@ -2,7 +2,8 @@
 
 For each step i, k rollouts continue from steps 0..i; soft = share reaching the gold answer, hard =
 soft > threshold (paper: 0). The first hard-negative step is the MC first error; later steps are
-not labelled. All rollouts of a shard go to the backend in one call (prefix caching does the rest);
+not labelled. All rollouts of a shard go to the backend in one call, each distinct prefix once:
+responses that share a prefix (or repeat one another) share its estimate (prefix caching does the rest);
 shards are written atomically, so a killed run resumes without redoing or duplicating work.
 `search: binary` finds the first negative by binary search over prefixes and also labels
 `compare_sample` responses exhaustively, to report rollouts saved and first-error agreement.
@@ -97,7 +98,9 @@ def main() -> None:
         # uninterrupted one; what depends on this run (shards redone, time, tokens) goes to MLflow only.
         m = {"responses": len(labels), "rollouts": sum(lab.rollouts for lab in labels),
              "first_error_share": sum(lab.first_error != -1 for lab in labels) / max(len(labels), 1)}
-        this_run = {"rollouts_this_run": stats.rollouts, "empty_rollouts_this_run": stats.empty_rollouts,
+        if cfg.search == "exhaustive":  # what labelling each response's prefixes apart would have cost
+            m["rollouts_unshared"] = cfg.k * sum(len(r.steps) - 1 for r in responses)
+        this_run = {"rollouts_this_run": stats.rollouts, "shared_prefixes_this_run": stats.shared_prefixes, "empty_rollouts_this_run": stats.empty_rollouts,
                     "generated_tokens_this_run": stats.generated_tokens, "seconds": seconds,
                     "tokens_per_second": stats.generated_tokens / seconds if seconds else 0.0}
         if cfg.search == "binary" and cfg.compare_sample:
@@ -115,7 +118,8 @@ def main() -> None:
         run.metrics(m | this_run)
         run.artifact(a.metrics)
     extra = f", first-error acc vs verifier {m['audit']['first_error_accuracy']:.2f}" if "audit" in m else ""
-    summary("label_mc", f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({cfg.search}, k={cfg.k}), "
+    shared = f", {m['rollouts_unshared']} without shared prefixes" if "rollouts_unshared" in m else ""
+    summary("label_mc", f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({cfg.search}, k={cfg.k}{shared}), "
             f"{this_run['tokens_per_second']:.0f} tok/s this run{extra}")
 
 

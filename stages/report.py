@@ -111,6 +111,35 @@ def pb_heldout_f1(res: dict, held: list[str]) -> float | None:
     return mean_f1(t, held) if held else t.get("average_f1")
 
 
+def _auc(res: dict, held: list[str]):
+    """A PRM's step AUC, averaged over the held-out subsets (all if none is held out); '-' for a critic."""
+    auc = res.get("step_auc")
+    if not auc:
+        return "-"
+    vals = [auc[s] for s in (held or [k for k in auc if k != "heldout_average"]) if auc.get(s) is not None]
+    return f"{sum(vals) / len(vals):.3f}" if vals else "-"
+
+
+def weak_prm_note(bon: dict, pbm: dict, n: int) -> list[str]:
+    """A flag when even the PRM trained on exact labels (toy `oracle`) has not learned them: it picks
+    no better than a random response, or its step AUC is under 0.8 (issue #19's bar). The comparisons
+    between PRMs then say more about training budget than about label sources."""
+    o = bon.get("oracle", {}).get("average", {}).get("prm_product")
+    rnd, maj = bon["baselines"]["average"].get("random"), bon["baselines"]["average"].get("maj")
+    auc = (pbm.get("models", {}).get("prm/oracle", {}).get("step_auc") or {}).get("heldout_average")
+    if o is None or rnd is None:
+        return []
+    weak = o <= rnd or (auc is not None and auc < 0.8)
+    if not weak:
+        return []
+    return [f"**Weak PRMs.** The oracle PRM, trained on the verifier's exact labels, picks {o:.1f}% against "
+            f"{rnd:.1f}% for a random pick and {maj:.1f}% for maj@{n}"
+            + (f"; its step AUC is {auc:.2f} (bar: 0.8)" if auc is not None else "")
+            + ". The PRMs have not learned even exact labels with this training budget, so differences between "
+              "label sources below are weak evidence. Issue #19 measured what closes it: more distinct "
+              "training responses and thousands of optimizer steps (docs/DESIGN.md, \"PRM budget\").", ""]
+
+
 def headline(mdir: Path, profile: str = "toy") -> dict:
     """The dozen numbers a reader wants first, from the metrics files: reports/headline.json, which
     `dvc metrics show` and `dvc exp show` render in a terminal (the detailed files stay as they are)."""
@@ -135,6 +164,9 @@ def headline(mdir: Path, profile: str = "toy") -> dict:
         # PRMs by label source; the judge evaluated as a critic apart from the PRM trained on its labels.
         key = lambda name: name[4:] if name.startswith("prm/") else name.replace("critic/", "critic_")  # noqa: E731
         h["processbench_f1"] = {key(name): r1(pb_heldout_f1(res, held)) for name, res in models.items()}
+        auc = {key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
+        if auc:  # a PRM's threshold-free step AUC (0-1; issue #19's target for the oracle PRM: >= 0.8)
+            h["processbench_step_auc"] = {k: None if v is None else round(v, 3) for k, v in auc.items()}
     bonm = _load(mdir, "eval_bon")
     if bonm.get("results"):
         n, res = bonm["n"], bonm["results"]
@@ -253,14 +285,16 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
             head = pb_heldout_f1(res, held)
             rows.append([name] + [f"{t[s]['error_acc']:.1f} / {t[s]['correct_acc']:.1f} / {t[s]['f1']:.1f}" for s in subsets]
                         + [head if head is not None else "-", t05.get("heldout_average_f1") or t05["average_f1"],
-                           t.get("threshold", "-")])
+                           t.get("threshold", "-"), _auc(res, held)])
             rows5.append([name] + [t[s]["flawed_correct_answer_acc"] for s in subsets])
             if name.startswith("prm/"):
                 pb_f1[name[4:]] = head if head is not None else t["average_f1"]
         scope = f"held-out subsets ({', '.join(held)}; threshold tuned on {tune})" if tune and held else "all subsets"
         md += ["## ProcessBench (like Table 7)", "",
                f"error acc / correct acc / F1 per subset; average F1 over the {scope}, at the tuned threshold and at 0.5.", "",
-               table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold"], rows), "",
+               table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold", "step AUC"], rows), "",
+               "Step AUC: the chance that a step before the first error scores above the first wrong step "
+               f"({'held-out subsets' if held else 'all subsets'}; threshold-free; 0.5 is chance).", "",
                "Paper, average F1: " + ", ".join(f"{k} {v}" for k, v in PAPER_PB.items()) + ".", "",
                "## Accuracy on correct answers with flawed processes (like Table 5)", "",
                table(["model", *subsets], rows5), ""]
@@ -291,6 +325,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                     rows.append([f"{name} prm@{n} ({agg})", t["average"][f"prm_{agg}"], t["average"].get(f"prm_{agg}_process_verified", "-")])
         md += ["## Best-of-N (like Table 6)", "", f"{bonm['problems']} problems, up to {n} responses each.", "",
                table(["method", "accuracy", "process-verified accuracy"], rows), ""]
+        md += weak_prm_note(res, pbm, n)
         if len(res["baselines"]) > 2:  # more than one benchmark besides the average
             md += ["## Best-of-N per benchmark (like Table 6)", "", table6(res, n), "",
                    "Differences from Qwen's evaluation protocol:", "", *[f"- {x}" for x in PROTOCOL_NOTES], ""]

@@ -145,6 +145,12 @@ def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
     zigzag boxed 7, 5, 7, 7, 7, 5        f = 1 0 1 1 1 0 not monotone: exhaustive 1, binary 5
           binary: prefix 2 (1 -> lo 3), prefix 4 (1 -> lo 5 = hi): 2 prefixes, misses the error at 1
           (binary search assumes monotone prefixes; the test shows the two methods can differ)
+
+    A prefix the responses share is generated once and paid for by the first response needing it:
+    prefix 0 (7) is common to all four, prefix 1 (7, 7) to mid and clean, (7, 5) to early and zigzag.
+    Exhaustive, in order: mid pays 0, 1, 2; early 1, 2, 3; clean nothing; zigzag 2, 3, 4 (9 of 14).
+    Binary, round 1: mid 1, early 2, clean 1 (mid's, same call), zigzag 2; round 2: mid 2, early 1,
+    zigzag 4; round 3: early 0: mid 2, early 3, clean 0, zigzag 2 (7 of 8).
     """
     gen = make_generator(BackendConfig(backend="transformers", model=_letters_policy(toy, tmp_path / "letters"),
                                        batch_size=16))
@@ -170,10 +176,37 @@ def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
     assert {r: (ex[r].first_error, bi[r].first_error) for r in f} == {
         "mid": (2, 2), "early": (1, 1), "clean": (-1, -1), "zigzag": (1, 5)}
     assert {r: (ex[r].rollouts, bi[r].rollouts) for r in f} == {
-        "mid": (3 * k, 2 * k), "early": (4 * k, 3 * k), "clean": (2 * k, 1 * k), "zigzag": (5 * k, 2 * k)}
-    assert st.rollouts == 8 * k
+        "mid": (3 * k, 2 * k), "early": (3 * k, 3 * k), "clean": (0, 0), "zigzag": (3 * k, 2 * k)}
+    assert st.rollouts == 7 * k and st.shared_prefixes == 1
     # labels stop at the first error; binary's steps before it are inferred positive (soft 1.0)
     assert ex["mid"].hard == bi["mid"].hard == [1, 1, 0] and ex["mid"].soft == [1.0, 1.0, 0.0]
     assert bi["zigzag"].hard == [1, 1, 1, 1, 1, 0] and ex["zigzag"].hard == [1, 0]
     for r in rs:
         _check_against(f[r.response_id], ex[r.response_id], bi[r.response_id])
+
+
+def test_the_judge_judges_each_distinct_response_once(toy):
+    """Identical responses to a problem (common at temperature 0.7) are judged once and share the
+    verdict; the same steps under another problem are another response. Real judge (transformers),
+    sampled with n=2 so a second call would draw different replies: equal labels mean one call."""
+    from prmlab.labeling import judge_labels
+    from prmlab.prompts import load_template
+
+    gen = make_generator(BackendConfig(backend="transformers", model=toy["judge"], batch_size=8))
+    asked = []
+    chat = gen.chat
+    gen.chat = lambda convs, sp: asked.append(len(convs)) or chat(convs, sp)  # count what reaches the engine
+    probs = {p.id: p for p in read_jsonl(toy["problems"] / "processbench.jsonl", Problem)[:2]}
+    a, b = probs.values()
+    steps = canonical_steps(a)
+
+    def r(rid, p, st):
+        return Response(problem_id=p.id, response_id=rid, steps=st, answer="1", correct=True)
+
+    rs = [r("a0", a, steps), r("a1", a, steps), r("a2", a, steps[:-1] + ["other"]), r("b0", b, steps)]
+    labels = judge_labels(gen, probs, rs, load_template("critic", None), "critic",
+                          Sampling(n=2, temperature=1.0, max_tokens=24, seed=0))
+    assert asked == [3]  # a0 (= a1), a2, b0
+    by = {lab.response_id: lab for lab in labels}
+    assert [lab.response_id for lab in labels] == ["a0", "a1", "a2", "b0"]
+    assert by["a0"].raw == by["a1"].raw and by["a0"].votes == by["a1"].votes

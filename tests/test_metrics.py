@@ -14,6 +14,7 @@ from prmlab.metrics import (
     pass_at_k,
     processbench_scores,
     rm_at_k,
+    step_auc,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -39,6 +40,19 @@ def test_prm_prediction_and_threshold():
     labels = [-1, 1, 1]
     t, f1 = best_threshold(scores, labels)
     assert 0.6 < t <= 0.7 and f1 == 100.0
+
+
+def test_step_auc_hand_table():
+    # Steps counted: item 0 (error-free) -> positives 0.9, 0.7; item 1 (first error at 1) -> positive
+    # 0.8, negative 0.6 (its step 2, after the error, is not labelled); item 2 (error at 0) -> negative 0.7.
+    scores = [[0.9, 0.7], [0.8, 0.6, 0.1], [0.7, 0.95]]
+    labels = [-1, 1, 0]
+    # pairs (pos, neg): 0.9>0.6, 0.9>0.7, 0.7>0.6, 0.7=0.7 (half), 0.8>0.6, 0.8>0.7 -> 5.5 / 6
+    assert step_auc(scores, labels) == pytest.approx(5.5 / 6)
+    assert step_auc([[0.1, 0.2]], [1]) == 0.0  # the one positive scores below the one negative
+    assert step_auc([[0.5, 0.5]], [1]) == 0.5  # a tie is a coin flip
+    assert step_auc([[0.9, 0.8]], [-1]) is None  # no negative step: undefined, not 1.0
+    assert step_auc([[0.3]], [0]) is None  # no positive step
 
 
 def test_aggregation_and_min_position():

@@ -144,6 +144,7 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
     assert h["consensus_kept"] == 40.0 and h["label_first_error_accuracy"] == {"mc": 70.0}
     # held-out F1 for a PRM (its threshold was tuned on toy_tune), the critic's F1 over the held-out subset
     assert h["processbench_f1"] == {"a": 66.7, "critic_judge": 37.5}
+    assert "processbench_step_auc" not in h  # no PRM here reports one
     assert h["best_of_n"]["n"] == 4 and h["best_of_n"]["maj"] == 50.0 and h["best_of_n"]["pass"] == 100.0
     assert set(headline(tmp_path, profile="real")) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
 
@@ -162,3 +163,33 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     assert t["processbench_f1"] == [{"model": "a", "f1": 66.7}, {"model": "critic_judge", "f1": 37.5}]
     assert t["label_quality"] == [{"source": "mc", "first_error_accuracy": 70.0}]
     assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]
+
+
+@pytest.mark.parametrize(("oracle_bon", "auc", "flagged"),
+                         [(60.0, 0.9, True),    # below a random pick (62.5)
+                          (62.5, 0.9, True),    # equal to it: no better than chance
+                          (80.0, 0.62, True),   # above it, but steps barely separated
+                          (80.0, 0.85, False),  # learned its labels
+                          (80.0, None, False)])  # no step AUC: judged on Best-of-N alone
+def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon, auc, flagged):
+    from stages.report import headline
+
+    pb = _metrics(tmp_path)
+    bon = json.loads((tmp_path / "eval_bon.json").read_text())
+    bon["results"]["baselines"]["average"]["random"] = 62.5
+    bon["results"]["oracle"] = {"A": {"prm_product": oracle_bon}, "average": {"prm_product": oracle_bon}}
+    (tmp_path / "eval_bon.json").write_text(json.dumps(bon))
+    pb["models"]["prm/oracle"] = pb["models"]["prm/a"] | {"step_auc": {"toy_tune": 0.99, "toy": auc, "heldout_average": auc}}
+    (tmp_path / "eval_processbench.json").write_text(json.dumps(pb))
+    md = build(tmp_path, tmp_path / "figures")
+    assert ("**Weak PRMs.**" in md) is flagged
+    if flagged:
+        assert f"picks {oracle_bon:.1f}% against 62.5% for a random pick and 50.0% for maj@4" in md
+    # the held-out AUC, in the headline and in the ProcessBench table's last column; a PRM without one shows "-"
+    assert headline(tmp_path)["processbench_step_auc"] == {"oracle": auc}
+    assert ("| 0.620 |" in md) is (auc == 0.62) and "| prm/a |" in md
+
+
+def test_report_without_an_oracle_prm_raises_no_prm_flag(tmp_path):
+    _metrics(tmp_path)
+    assert "**Weak PRMs.**" not in build(tmp_path, tmp_path / "figures")

@@ -5,6 +5,7 @@ the prefix of steps 0..i; soft label = share reaching the gold answer, hard labe
 (paper: 0, i.e. "at least one does"). The last step needs no rollouts: its prefix is the whole
 response, so its soft label is the response's own correctness. `binary` search (OmegaPRM's idea)
 finds the first hard-negative step in O(log n) prefixes, assuming prefix correctness is monotone.
+Either way a prefix that several responses share is estimated once (`_Rollouts`).
 
 All functions here are pure over records and an injected `Generator`; the stages do the files.
 """
@@ -45,25 +46,57 @@ class MCStats:
     rollouts: int = 0
     generated_tokens: int = 0
     empty_rollouts: int = 0
+    shared_prefixes: int = 0  # prefix estimates reused from another response with the same prefix
+
+
+class _Rollouts:
+    """The k rollouts of each distinct prefix, generated once per labelling call.
+
+    Responses that share a prefix share its estimate: a policy sampled at temperature 0.7 repeats
+    itself (the toy policy's 6 samples per problem were 69% duplicates of one another), and the MC
+    value is a property of the prefix, not of the response it came from. The first response that
+    needs a prefix pays for it (`fresh`); the others reuse its rollouts, so identical prefixes get
+    identical labels and the rollout count is what was generated."""
+
+    def __init__(self, gen: Generator, sampling: Sampling, stats: MCStats):
+        self.gen, self.sampling, self.stats, self.cache = gen, sampling, stats, {}
+
+    def __call__(self, prompts: list[str]) -> list[tuple[list, bool]]:
+        new = [p for p in dict.fromkeys(prompts) if p not in self.cache]
+        if new:
+            self.cache.update(zip(new, self.gen.generate(new, self.sampling)))
+        out, unpaid = [], set(new)
+        for p in prompts:
+            fresh = p in unpaid  # its first occurrence in this call pays
+            unpaid.discard(p)
+            comps = self.cache[p]
+            if fresh:
+                self.stats.rollouts += len(comps)
+                self.stats.generated_tokens += sum(c.num_tokens for c in comps)
+            else:
+                self.stats.shared_prefixes += 1
+            out.append((comps, fresh))
+        return out
 
 
 def mc_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
                   threshold: float, stats: MCStats) -> list[MCLabel]:
-    """One generate() call for every (response, step) prefix of the batch."""
+    """One generate() call for every distinct (response, step) prefix of the batch."""
     jobs = [(r, i) for r in responses for i in range(len(r.steps) - 1)]
-    outs = gen.generate([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs], sampling)
+    outs = _Rollouts(gen, sampling, stats)([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs])
     soft: dict[str, list[float]] = {r.response_id: [0.0] * len(r.steps) for r in responses}
-    for (r, i), comps in zip(jobs, outs):
+    spent = {r.response_id: 0 for r in responses}
+    for (r, i), (comps, fresh) in zip(jobs, outs):
         ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, i, [c.text for c in comps])
         soft[r.response_id][i] = ok / len(comps)
-        stats.rollouts += len(comps)
-        stats.empty_rollouts += empty
-        stats.generated_tokens += sum(c.num_tokens for c in comps)
+        if fresh:
+            spent[r.response_id] += len(comps)
+            stats.empty_rollouts += empty
     labels = []
     for r in responses:
         s = soft[r.response_id]
         s[-1] = 1.0 if r.correct else 0.0
-        labels.append(_label(r, s, threshold, rollouts=sampling.n * (len(r.steps) - 1), search="exhaustive"))
+        labels.append(_label(r, s, threshold, rollouts=spent[r.response_id], search="exhaustive"))
     return labels
 
 
@@ -88,21 +121,21 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
     known: dict[str, dict[int, float]] = {r.response_id: {n[r.response_id] - 1: 1.0 if r.correct else 0.0} for r in responses}
     spent = {r.response_id: 0 for r in responses}
     by_id = {r.response_id: r for r in responses}
+    rollouts = _Rollouts(gen, sampling, stats)  # across rounds: another response may reach a prefix later
     while True:
         # Invariant: the first negative step lies in [lo, hi], or there is none if hi's is positive.
         active = [rid for rid in lo if lo[rid] < hi[rid]]
         if not active:
             break
         mids = {rid: (lo[rid] + hi[rid]) // 2 for rid in active}
-        outs = gen.generate([rollout_prompt(gen, problems[by_id[rid].problem_id], by_id[rid].steps, mids[rid]) for rid in active], sampling)
-        for rid, comps in zip(active, outs):
+        outs = rollouts([rollout_prompt(gen, problems[by_id[rid].problem_id], by_id[rid].steps, mids[rid]) for rid in active])
+        for rid, (comps, fresh) in zip(active, outs):
             r = by_id[rid]
             ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, mids[rid], [c.text for c in comps])
             known[rid][mids[rid]] = ok / len(comps)
-            spent[rid] += len(comps)
-            stats.rollouts += len(comps)
-            stats.empty_rollouts += empty
-            stats.generated_tokens += sum(c.num_tokens for c in comps)
+            if fresh:
+                spent[rid] += len(comps)
+                stats.empty_rollouts += empty
             if ok / len(comps) > threshold:
                 lo[rid] = mids[rid] + 1
             else:
@@ -117,10 +150,16 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
 
 def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[Response], template: str, style: str,
                  sampling: Sampling) -> list[JudgeLabel]:
-    convs = [judge_messages(template, style, problems[r.problem_id].question, r.steps) for r in responses]
-    outs = gen.chat(convs, sampling)
+    """The judge's verdict per response; identical responses to a problem are judged once (as MC
+    estimates a shared prefix once) and share the verdict."""
+    first = {}
+    for r in responses:
+        first.setdefault((r.problem_id, tuple(r.steps)), r)
+    convs = [judge_messages(template, style, problems[r.problem_id].question, r.steps) for r in first.values()]
+    outs = dict(zip(first, gen.chat(convs, sampling)))
     labels = []
-    for r, comps in zip(responses, outs):
+    for r in responses:
+        comps = outs[(r.problem_id, tuple(r.steps))]
         votes = [parse_judgement(style, c.text, len(r.steps)) for c in comps]
         fe = majority(votes)
         labels.append(JudgeLabel(response_id=r.response_id, first_error=fe, parsed=fe is not None,

@@ -54,6 +54,30 @@ def best_threshold(step_scores: Sequence[Sequence[float]], labels: Sequence[int]
     return best
 
 
+def step_auc(step_scores: Sequence[Sequence[float]], labels: Sequence[int]) -> float | None:
+    """Step-level AUC (threshold-free): the chance that a step before an item's first error scores
+    above an item's first wrong step, ties counting half (Mann-Whitney U / (pos x neg)). Only the
+    steps ProcessBench labels count: those up to and including the first error (all steps of an
+    error-free item). None without a positive or a negative step."""
+    scored = [(s, 1) for ss, y in zip(step_scores, labels) for s in (ss if y == -1 else ss[:y])]
+    scored += [(ss[y], 0) for ss, y in zip(step_scores, labels) if y != -1 and y < len(ss)]
+    pos = sum(c for _, c in scored)
+    neg = len(scored) - pos
+    if not pos or not neg:
+        return None
+    # Rank-sum with average ranks over tied scores: O(n log n), exact with ties.
+    scored.sort(key=lambda t: t[0])
+    rank_sum, i = 0.0, 0
+    while i < len(scored):
+        j = i
+        while j < len(scored) and scored[j][0] == scored[i][0]:
+            j += 1
+        avg_rank = (i + 1 + j) / 2  # ranks i+1..j
+        rank_sum += avg_rank * sum(c for _, c in scored[i:j])
+        i = j
+    return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
+
+
 def aggregate(step_scores: Sequence[float], how: str) -> float:
     """Response score from step scores: `product` (paper default), `min` or `last`."""
     if not step_scores:
