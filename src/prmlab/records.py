@@ -146,7 +146,7 @@ class MCLabel(Record):
     soft: list[float]  # share of rollouts from prefix 0..i reaching the gold answer, labelled steps only
     hard: list[int]  # soft > threshold, labelled steps only (up to and including the first 0)
     first_error: int  # first step with hard label 0, -1 if none
-    rollouts: int  # rollouts generated for this response (a prefix shared with an earlier one is counted there)
+    rollouts: int  # rollouts spent on this response
     search: str = "exhaustive"
     key: ClassVar[str | None] = "response_id"
 
