@@ -96,6 +96,8 @@ def main() -> None:
                     if rc != 0 or "Running stage" in tail:
                         raise SystemExit(f"no-op repro ran something or failed:\n{tail}")
                     noop.append(secs)
+                hl = clone / "reports" / "headline.json"  # what this run produced, beside what it cost
+                headline = json.loads(hl.read_text()) if hl.exists() else None
                 if a.keep and not a.in_place:
                     shutil.copytree(clone, a.keep, symlinks=True, dirs_exist_ok=True)
     stages = {s: {"seconds": statistics.median(r[s]["seconds"] for r in runs),
@@ -103,7 +105,8 @@ def main() -> None:
     totals = [sum(v["seconds"] for v in r.values()) for r in runs]
     res = {"commit": commit, "in_place": a.in_place, "repeats": a.repeats, "stages": stages, "total_seconds": statistics.median(totals),
            "total_seconds_all": totals, "peak_gib": max(v["peak_gib"] for v in stages.values()),
-           "noop_repro_seconds_median": statistics.median(noop), "noop_repro_seconds_all": noop, "cpus": os.cpu_count()}
+           "noop_repro_seconds_median": statistics.median(noop), "noop_repro_seconds_all": noop, "cpus": os.cpu_count(),
+           "headline": headline}
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(json.dumps(res, indent=2) + "\n")
     print(f"total {res['total_seconds']:.0f} s (target < 1200 without bootstrap@toy), peak {res['peak_gib']:.2f} GiB (target < 8), "

@@ -136,8 +136,8 @@ def weak_prm_note(bon: dict, pbm: dict, n: int) -> list[str]:
             f"{rnd:.1f}% for a random pick and {maj:.1f}% for maj@{n}"
             + (f"; its step AUC is {auc:.2f} (bar: 0.8)" if auc is not None else "")
             + ". The PRMs have not learned even exact labels with this training budget, so differences between "
-              "label sources below are weak evidence. Issue #19 measured what closes it: more distinct "
-              "training responses and thousands of optimizer steps (docs/DESIGN.md, \"PRM budget\").", ""]
+              "label sources below are weak evidence. What closes it is optimizer steps (thousands, not hundreds): "
+              "`make study-long` trains every PRM at that budget (reports/benchmarks.md has the minutes).", ""]
 
 
 def headline(mdir: Path, profile: str = "toy") -> dict:
