@@ -79,6 +79,9 @@ def main() -> None:
             clone = repo if a.in_place else Path(tmp) / "clone"
             if not a.in_place:
                 subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+            # The venv's editable install points at the checkout it was made from; the clone's own code
+            # must be what runs (a clone of another commit, or --repo elsewhere), so it goes first.
+            env["PYTHONPATH"] = os.pathsep.join([str(clone / "src"), str(clone)])
             commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True).stdout.strip()
             stages = [s for s in subprocess.run(["dvc", "stage", "list", "--name-only"], cwd=clone, env=env,
                                                 capture_output=True, text=True, check=True).stdout.split() if s]
