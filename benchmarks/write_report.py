@@ -23,7 +23,8 @@ def long_study(default: dict, long: dict) -> list[str]:
     """The default study beside `make study-long` (6x the training problems), stage by stage, and
     where each lands on issue #19's PRM targets (from the headline each run wrote)."""
     md = ["## The default study and `make study-long`, per stage (`benchmarks/bench_repro.py --in-place`)", "",
-          f"Both measured alone on the machine; `study-long` is `dvc exp run -S toy.n_train=960` (commit `{long['commit']}`).", "",
+          f"`study-long` is `make study-long`'s settings (commit `{long['commit']}`). "
+          + (f"**How it was measured.** {long['note']}" if long.get("note") else ""), "",
           "| stage | default (s) | study-long (s) |", "|---|---|---|"]
     md += [f"| {s} | {default['stages'].get(s, {}).get('seconds', float('nan')):.1f} | {v['seconds']:.1f} |"
            for s, v in long["stages"].items() if not s.startswith(("bootstrap", "train_judge"))]
