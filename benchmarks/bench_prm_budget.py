@@ -53,7 +53,6 @@ def main() -> None:
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import read_jsonl, write_json, write_jsonl
     from prmlab.labeling import build_training_sets
-    from prmlab.metrics import step_auc
     from prmlab.params import load_params
     from prmlab.prm import make_scorer
     from prmlab.records import ProcessBenchItem, Response
@@ -105,20 +104,19 @@ def main() -> None:
         examples = build_training_sets({p.id: p for p in probs}, train_rs, {}, {}, with_oracle=True)[0]["oracle"]
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
         cfg = dataclasses.replace(tcfg, epochs=steps * tcfg.batch_size * tcfg.grad_accum / len(examples))
-        m = train(examples, policy.model, str(work / f"prm_{key.replace(':', '_')}"), cfg, soft=False)
+        out = str(work / f"prm_{key.replace(':', '_')}")
+        m = train(examples, policy.model, out, cfg, soft=False)
         t = time.perf_counter()
-        with make_scorer("transformers", str(work / f"prm_{key.replace(':', '_')}"), 32, 4096) as scorer:
-            pb, scores = eval_prm(scorer, items, tune)
+        with make_scorer("transformers", out, 32, 4096) as scorer:
+            pb, _ = eval_prm(scorer, items, tune)  # its step AUC included
             bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
         eval_s = time.perf_counter() - t
         bon = bon_table({p.id: p for p in eval_probs}, group(bon_rs, 8), bon_scores, ["product"])["average"]
-        held = [s for s in items if s != tune]
-        aucs = [step_auc(scores[s], [i.label for i in items[s]]) for s in held]
         results[key] = {
             "problems": n_problems, "n": n, "examples": len(examples), "distinct_responses": distinct,
             "optimizer_steps": m["optimizer_steps"], "sample_seconds": sample_s, "train_seconds": m["seconds"],
             "eval_seconds": eval_s, "bon_product": bon["prm_product"], "bon_random": bon["random"], "bon_maj": bon["maj"],
-            "bon_pass": bon["pass"], "bon_problems": a.eval_problems, "step_auc_heldout": sum(aucs) / len(aucs),
+            "bon_pass": bon["pass"], "bon_problems": a.eval_problems, "step_auc_heldout": pb["step_auc"]["heldout_average"],
             "f1_heldout": pb["tuned"]["heldout_average_f1"], "machine": f"{os.cpu_count()} CPU cores"}
         print(json.dumps({key: results[key]}), flush=True)
         write_json(a.out, results)  # after each budget: a long sweep keeps what it measured

@@ -116,7 +116,9 @@ def _auc(res: dict, held: list[str]):
     auc = res.get("step_auc")
     if not auc:
         return "-"
-    vals = [auc[s] for s in (held or [k for k in auc if k != "heldout_average"]) if auc.get(s) is not None]
+    if held:  # eval_processbench averaged them already
+        return "-" if auc["heldout_average"] is None else f"{auc['heldout_average']:.3f}"
+    vals = [v for k, v in auc.items() if k != "heldout_average" and v is not None]
     return f"{sum(vals) / len(vals):.3f}" if vals else "-"
 
 
