@@ -40,6 +40,65 @@ def parse_budget(s: str) -> tuple[int, int, int]:
     return out
 
 
+def machine() -> str:
+    import torch
+
+    return f"1 GPU ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else f"{os.cpu_count()} CPU cores"
+
+
+def eval_draw(toy, n: int):
+    """The benchmarks' own held-out Best-of-N problems: a world seed none of the study's splits uses."""
+    from prmlab.toy.world import make_problems
+
+    return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps)
+
+
+def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
+    """Responses (cached with the seconds they took), shard by shard as the sample stage draws them."""
+    from prmlab.io import read_jsonl, write_jsonl
+    from prmlab.records import Response
+    from stages.sample import sample_responses
+
+    if path.exists():
+        meta = json.loads(path.with_suffix(".json").read_text())
+        return read_jsonl(path, Response), meta["seconds"]
+    t = time.perf_counter()
+    rows = []
+    for i in range(0, len(problems), cfg.shard_size):
+        rows += sample_responses(gen, problems[i: i + cfg.shard_size], cfg, i // cfg.shard_size)[0]
+    sec = time.perf_counter() - t
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl(path, rows)
+    path.with_suffix(".json").write_text(json.dumps({"seconds": sec}))
+    return rows, sec
+
+
+def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
+    """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets, and its Best-of-8
+    (product) on eval_probs against a random pick and maj@8."""
+    from prmlab.prm import make_scorer
+    from stages.eval_bon import bon_table, group
+    from stages.eval_processbench import eval_prm
+
+    questions = {p.id: p.question for p in eval_probs}
+    t = time.perf_counter()
+    with make_scorer("transformers", prm, 32, 4096) as scorer:
+        pb, _ = eval_prm(scorer, items, tune)  # its step AUC included
+        bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
+    bon = bon_table({p.id: p for p in eval_probs}, group(bon_rs, 8), bon_scores, ["product"])["average"]
+    return {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_random": bon["random"],
+            "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
+            "step_auc_heldout": pb["step_auc"]["heldout_average"], "f1_heldout": pb["tuned"]["heldout_average_f1"]}
+
+
+def load_items(path: str) -> dict:
+    from prmlab.io import read_jsonl
+    from prmlab.records import ProcessBenchItem
+
+    items_all = read_jsonl(path, ProcessBenchItem)
+    return {s: [i for i in items_all if i.subset == s] for s in dict.fromkeys(i.subset for i in items_all)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=parse_budget, action="append", required=True, help="PROBLEMSxN:STEPS (repeatable)")
@@ -51,17 +110,14 @@ def main() -> None:
     a = ap.parse_args()
 
     from prmlab.generation import BackendConfig, make_generator
-    from prmlab.io import read_jsonl, write_json, write_jsonl
+    from prmlab.io import write_json
     from prmlab.labeling import build_training_sets
     from prmlab.params import load_params
-    from prmlab.prm import make_scorer
-    from prmlab.records import ProcessBenchItem, Response
     from prmlab.toy.world import make_problems
     from stages._common import set_threads
-    from stages.eval_bon import bon_table, group
-    from stages.eval_processbench import EvalPBConfig, eval_prm
+    from stages.eval_processbench import EvalPBConfig
     from stages.problems import ToyWorldConfig
-    from stages.sample import SampleConfig, sample_responses
+    from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig, train
 
     set_threads()
@@ -72,52 +128,27 @@ def main() -> None:
     scfg = load_params("sample", SampleConfig, a.params)
     tcfg = load_params("train_prm", TrainPRMConfig, a.params)
     tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
-    world = lambda seed, n, prefix: make_problems(seed, n, prefix, toy.min_steps, toy.max_steps)  # noqa: E731
-    eval_probs = world(900_001, a.eval_problems, "toy-budget-eval")  # a seed none of the study's splits uses
-    questions = {p.id: p.question for p in eval_probs}
-    items_all = read_jsonl(a.items, ProcessBenchItem)
-    items = {s: [i for i in items_all if i.subset == s] for s in dict.fromkeys(i.subset for i in items_all)}
+    eval_probs = eval_draw(toy, a.eval_problems)
+    items = load_items(a.items)
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
-
-    def sampled(path: Path, problems, cfg) -> tuple[list[Response], float]:
-        """Responses (cached with the seconds they took), shard by shard as the sample stage draws them."""
-        if path.exists():
-            meta = json.loads(path.with_suffix(".json").read_text())
-            return read_jsonl(path, Response), meta["seconds"]
-        t = time.perf_counter()
-        rows = []
-        for i in range(0, len(problems), scfg.shard_size):
-            rows += sample_responses(gen, problems[i: i + scfg.shard_size], cfg, i // scfg.shard_size)[0]
-        sec = time.perf_counter() - t
-        write_jsonl(path, rows)
-        path.with_suffix(".json").write_text(json.dumps({"seconds": sec}))
-        return rows, sec
 
     for n_problems, n, steps in a.budget:
         key = f"{n_problems}x{n}:{steps}"
         print(f"[bench_prm_budget] {key}", flush=True)
-        probs = world(toy.seed * 1000 + 1, n_problems, "toy-train")  # the study's train split, extended
+        probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps)  # the study's train split, extended
         with make_generator(policy) as gen:
-            bon_rs, _ = sampled(work / f"eval_{a.eval_problems}.jsonl", eval_probs,
-                                dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
-            train_rs, sample_s = sampled(work / f"train_{n_problems}x{n}.jsonl", probs, dataclasses.replace(scfg, n=n))
+            bon_rs, _ = sample_cached(gen, work / f"eval_{a.eval_problems}.jsonl", eval_probs,
+                                      dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
+            train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}.jsonl", probs, dataclasses.replace(scfg, n=n))
         examples = build_training_sets({p.id: p for p in probs}, train_rs, {}, {}, with_oracle=True)[0]["oracle"]
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
         cfg = dataclasses.replace(tcfg, epochs=steps * tcfg.batch_size * tcfg.grad_accum / len(examples))
         out = str(work / f"prm_{key.replace(':', '_')}")
         m = train(examples, policy.model, out, cfg, soft=False)
-        t = time.perf_counter()
-        with make_scorer("transformers", out, 32, 4096) as scorer:
-            pb, _ = eval_prm(scorer, items, tune)  # its step AUC included
-            bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
-        eval_s = time.perf_counter() - t
-        bon = bon_table({p.id: p for p in eval_probs}, group(bon_rs, 8), bon_scores, ["product"])["average"]
         results[key] = {
             "problems": n_problems, "n": n, "examples": len(examples), "distinct_responses": distinct,
             "optimizer_steps": m["optimizer_steps"], "sample_seconds": sample_s, "train_seconds": m["seconds"],
-            "eval_seconds": eval_s, "bon_product": bon["prm_product"], "bon_random": bon["random"], "bon_maj": bon["maj"],
-            "bon_pass": bon["pass"], "bon_problems": a.eval_problems, "step_auc_heldout": pb["step_auc"]["heldout_average"],
-            "f1_heldout": pb["tuned"]["heldout_average_f1"], "machine": f"{os.cpu_count()} CPU cores"}
+            **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
         print(json.dumps({key: results[key]}), flush=True)
         write_json(a.out, results)  # after each budget: a long sweep keeps what it measured
 

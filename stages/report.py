@@ -139,7 +139,8 @@ def weak_prm_note(bon: dict, pbm: dict, n: int) -> list[str]:
             + (f"; its step AUC is {auc:.2f} (bar: 0.8)" if auc is not None else "")
             + ". The PRMs have not learned even exact labels with this training budget, so differences between "
               "label sources below are weak evidence. What closes it is optimizer steps (thousands, not hundreds): "
-              "`make study-long` trains every PRM at that budget (reports/benchmarks.md has the minutes).", ""]
+              "`make study-long` trains every PRM ~3,000 steps; reports/benchmarks.md has the minutes, and each "
+              "PRM's spread over training seeds at that budget and beyond.", ""]
 
 
 def headline(mdir: Path, profile: str = "toy") -> dict:

@@ -1,0 +1,114 @@
+"""Benchmark: a study's PRMs retrained over seeds, with intervals, at a chosen number of optimizer steps.
+
+    python -m benchmarks.bench_prm_seeds --data DIR/data --steps 3000 --seeds 0 1 2 \
+        --sources oracle judge consensus mc_hard
+
+Issue #19 asks for its PRM targets over 3 seeds. A study run trains each PRM once; this takes a study
+workspace's labelled training sets (DIR/data/prm_train/<source>.jsonl, e.g. the workspace `make
+study-long` leaves) and, for each source and seed, trains a PRM from the policy for --steps optimizer
+steps (the study's `train_prm` params otherwise, `seed` replaced), then measures it as
+bench_prm_budget does: held-out F1 and step AUC on DIR's toy ProcessBench, Best-of-8 (product) on
+--eval-problems held-out problems of the benchmarks' own draw, sampled once and cached under --work,
+against a random pick and maj@8.
+
+Only the training seed varies (the head's draw, the data order): labels and evaluation sets are fixed,
+so the interval is training's spread alone, narrower than `make study-seeds`', which redraws the
+world. 12 PRMs at 3,000 steps take hours on 2 cores and minutes on a GPU (CUDA is used when present);
+--deadline stops starting new PRMs after that many seconds, and a rerun skips what --out holds.
+Results merge into --out by "source:steps:seed", with a per-source "summary" (mean, 95% t-interval
+across seeds) that benchmarks/write_report.py turns into a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import time
+from pathlib import Path
+
+from benchmarks.bench_prm_budget import eval_draw, load_items, machine, measure, sample_cached
+
+METRICS = ("f1_heldout", "step_auc_heldout", "bon_product")
+
+
+def summarise(results: dict, steps: int) -> dict:
+    """source -> metric -> mean, 95% t-interval across the seeds measured at `steps`, and the points."""
+    from prmlab.findings import T95
+
+    by_source: dict[str, list[dict]] = {}
+    for key, r in sorted(results.items()):
+        if key != "summary" and r["optimizer_steps_asked"] == steps:
+            by_source.setdefault(r["source"], []).append(r)
+    out = {}
+    for source, rs in by_source.items():
+        out[source] = {"seeds": [r["seed"] for r in rs]}
+        for m in METRICS + ("bon_random", "bon_maj"):
+            pts = [r[m] for r in rs]
+            mu = sum(pts) / len(pts)
+            half = (T95.get(len(pts) - 1, 1.96) * math.sqrt(sum((x - mu) ** 2 for x in pts) / (len(pts) - 1))
+                    / math.sqrt(len(pts))) if len(pts) > 1 else float("nan")
+            out[source][m] = {"mean": mu, "lo": mu - half, "hi": mu + half, "points": pts}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", required=True, help="a study workspace's data folder (prm_train/, processbench/)")
+    ap.add_argument("--steps", type=int, required=True)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    ap.add_argument("--sources", nargs="+", default=["oracle", "judge", "consensus", "mc_hard"])
+    ap.add_argument("--eval-problems", type=int, default=500)
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--work", default="/tmp/prmlab_prm_seeds")
+    ap.add_argument("--deadline", type=float, default=float("inf"), help="seconds after which no new PRM starts")
+    ap.add_argument("--out", default="reports/benchmarks/prm_seeds.json")
+    a = ap.parse_args()
+
+    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.io import read_jsonl, write_json
+    from prmlab.params import load_params
+    from prmlab.records import PRMExample
+    from stages._common import set_threads
+    from stages.eval_processbench import EvalPBConfig
+    from stages.problems import ToyWorldConfig
+    from stages.sample import SampleConfig
+    from stages.train_prm import TrainPRMConfig, train
+
+    t0 = time.perf_counter()
+    set_threads()
+    data, work = Path(a.data), Path(a.work)
+    toy = load_params("toy", ToyWorldConfig, a.params)
+    policy = load_params("policy", BackendConfig, a.params)
+    scfg = load_params("sample", SampleConfig, a.params)
+    tcfg = load_params("train_prm", TrainPRMConfig, a.params)
+    tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
+    items = load_items(str(data / "processbench" / "items.jsonl"))
+    eval_probs = eval_draw(toy, a.eval_problems)
+    with make_generator(policy) as gen:
+        bon_rs, sample_s = sample_cached(gen, work / f"eval_{a.eval_problems}.jsonl", eval_probs,
+                                     dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
+    print(f"[bench_prm_seeds] {len(bon_rs)} Best-of-8 candidates ({sample_s:.0f} s to sample)", flush=True)
+    results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
+    # seed-major: a deadline leaves whole seeds missing, not whole sources
+    todo = [(seed, src) for seed in a.seeds for src in a.sources if f"{src}:{a.steps}:{seed}" not in results]
+    for seed, source in todo:
+        key = f"{source}:{a.steps}:{seed}"
+        if time.perf_counter() - t0 > a.deadline:
+            print(f"[bench_prm_seeds] deadline: {key} and {len(todo) - todo.index((seed, source)) - 1} more not started", flush=True)
+            break
+        examples = read_jsonl(data / "prm_train" / f"{source}.jsonl", PRMExample)
+        cfg = dataclasses.replace(tcfg, seed=seed, epochs=a.steps * tcfg.batch_size * tcfg.grad_accum / len(examples))
+        out = str(work / f"prm_{source}_{a.steps}_{seed}")
+        m = train(examples, policy.model, out, cfg, soft=source == "mc_soft")
+        results[key] = {"source": source, "seed": seed, "examples": len(examples), "optimizer_steps_asked": a.steps,
+                        "optimizer_steps": m["optimizer_steps"], "train_seconds": m["seconds"],
+                        **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
+        print(json.dumps({key: results[key]}), flush=True)
+        results.setdefault("summary", {})[str(a.steps)] = summarise(results, a.steps)
+        write_json(a.out, results)  # after each PRM: a deadline or a crash keeps what was measured
+
+
+if __name__ == "__main__":
+    main()
