@@ -13,7 +13,7 @@ against a random pick and maj@8.
 
 Only the training seed varies (the head's draw, the data order): labels and evaluation sets are fixed,
 so the interval is training's spread alone, narrower than `make study-seeds`', which redraws the
-world. 12 PRMs at 3,000 steps take hours on 2 cores and minutes on a GPU (CUDA is used when present);
+world. 12 PRMs at 3,000 steps take ~2 hours on 2 cores and 19 min on an H100 (CUDA is used when present);
 --deadline stops starting new PRMs after that many seconds, and a rerun skips what --out holds.
 Results merge into --out by "source:steps:seed", with a per-source "summary" (mean, 95% t-interval
 across seeds) that benchmarks/write_report.py turns into a table.

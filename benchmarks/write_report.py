@@ -70,13 +70,17 @@ def prm_seeds(b: dict) -> list[str]:
     for steps, summ in sorted(b.get("summary", {}).items(), key=lambda kv: int(kv[0])):
         runs = [r for k, r in b.items() if k != "summary" and r["optimizer_steps_asked"] == int(steps)]
         r0 = runs[0]
+        cons = any(r["source"] == "consensus" for r in runs)
+        runs = sorted(runs, key=lambda r: r["source"] != "consensus")  # consensus first: its kept count
         md += [f"## PRMs over training seeds at {int(steps):,} optimizer steps (`benchmarks/bench_prm_seeds.py`)", "",
                f"Each source's PRM trained again from the policy on `make study-long`'s labels ("
-               f"{max(r['examples'] for r in runs):,} responses, 960 problems x 6; consensus keeps "
-               f"{min(r['examples'] for r in runs):,}), {int(steps):,} optimizer steps at batch 16, one PRM per seed; only the "
+               f"{max(r['examples'] for r in runs):,} responses, 960 problems x 6"
+               + "".join(f"; consensus keeps {r['examples']:,}" for r in runs[:1] if cons)
+               + f"), {int(steps):,} optimizer steps at batch 16, one PRM per seed; only the "
                "training seed varies (labels and evaluation sets are fixed). Held-out toy ProcessBench F1 and step AUC; "
                f"Best-of-8 (product) on the benchmarks' own {r0['bon_problems']} held-out problems, where a random pick "
-               f"scores {r0['bon_random']:.1f}, maj@8 {r0['bon_maj']:.1f} and pass@8 {r0['bon_pass']:.1f}. Mean and 95% "
+               f"scores {r0['bon_random']:.1f}, maj@8 {r0['bon_maj']:.1f} and pass@8 {r0['bon_pass']:.1f} (sampled once and cached: "
+               "the same candidates at every step count). Mean and 95% "
                f"t-interval across seeds, then each seed's value. Machine: {r0['machine']}, "
                f"{sum(r['train_seconds'] for r in runs) / len(runs):.0f} s of training per PRM.", "",
                "| source | seeds | held-out F1 | step AUC | Best-of-8 |", "|---|---|---|---|---|"]
