@@ -1,6 +1,7 @@
 """Benchmark: what a PRM needs to learn the toy world's exact labels, in minutes on this machine.
 
-    python -m benchmarks.bench_prm_budget --budget 160x6:480 --budget 960x6:3000
+    python -m benchmarks.bench_prm_budget --budget 160x6:480 --budget 960x6:3000 \
+        --budget 2880x2:3000 --budget 2880x2:8000
 
 Issue #19's PRM targets, measured on the oracle PRM (the one trained on the verifier's exact labels,
 so nothing but the training budget stands between it and them). For each budget PROBLEMSxN:STEPS:

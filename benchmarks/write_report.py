@@ -112,7 +112,7 @@ def _f1_order_ok(f1: dict) -> bool:
     return prms.get("oracle") == max(prms.values()) and (not mid or max(mc) < min(mid))
 
 
-def targets_table(default: dict, long: dict | None, seeds: dict | None) -> list[str]:
+def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: dict | None) -> list[str]:
     """Issue #19's PRM targets against minutes: the default study, `make study-long`, and the PRMs
     retrained over seeds (bench_prm_seeds), each budget's cells computed from the JSON files."""
     md = ["## Issue #19's PRM targets against minutes", "",
@@ -157,6 +157,13 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None) -> list[
         md.append(f"| study-long's labels, {int(steps):,} steps, {k} training seed(s) | {per:.1f} per PRM on "
                   f"{runs[0]['machine']} | {order} | {o['bon_product']['mean']:.1f} vs {o['bon_random']['mean']:.1f} / "
                   f"{o['bon_maj']['mean']:.1f}: {bon_ok} of {k} | {o['step_auc_heldout']['mean']:.3f}: {auc_ok} of {k} |")
+    for key, r in sorted((budget or {}).items(), key=lambda kv: (kv[1]["distinct_responses"], kv[1]["optimizer_steps"])):
+        b = r["bon_product"]
+        md.append(f"| oracle PRM alone, {key} (problems x samples : steps; {r['distinct_responses']:,} distinct "
+                  f"responses), one seed | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} on {r['machine']} | "
+                  f"oracle only | {b:.1f} vs {r['bon_random']:.1f} / {r['bon_maj']:.1f}: "
+                  f"{_ok(b > r['bon_random'] and b >= r['bon_maj'])} | {r['step_auc_heldout']:.3f}: "
+                  f"{_ok(r['step_auc_heldout'] >= 0.8)} |")
     return md + [""]
 
 
@@ -198,8 +205,8 @@ def main() -> None:
         md += long_study(json.loads(rp.read_text()), json.loads(lp.read_text()))
     if rp.exists():
         lp, sp = D / "repro_long.json", D / "prm_seeds.json"
-        md += targets_table(json.loads(rp.read_text()), json.loads(lp.read_text()) if lp.exists() else None,
-                            json.loads(sp.read_text()) if sp.exists() else None)
+        bp = D / "prm_budget.json"
+        md += targets_table(*(json.loads(f.read_text()) if f.exists() else None for f in (rp, lp, sp, bp)))
     bp = D / "prm_budget.json"
     if bp.exists():
         md += prm_budget(json.loads(bp.read_text()))
