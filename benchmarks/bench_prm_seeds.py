@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import math
 import time
 from pathlib import Path
 
@@ -33,23 +32,25 @@ from benchmarks.bench_prm_budget import eval_draw, load_items, machine, measure,
 METRICS = ("f1_heldout", "step_auc_heldout", "bon_product")
 
 
+def runs_at(results: dict, steps: int) -> list[dict]:
+    """The measured PRMs (key order) trained for `steps`, without the summary."""
+    return [r for k, r in sorted(results.items()) if k != "summary" and r["optimizer_steps_asked"] == steps]
+
+
 def summarise(results: dict, steps: int) -> dict:
     """source -> metric -> mean, 95% t-interval across the seeds measured at `steps`, and the points."""
-    from prmlab.findings import T95
+    from prmlab.findings import t_interval
 
     by_source: dict[str, list[dict]] = {}
-    for key, r in sorted(results.items()):
-        if key != "summary" and r["optimizer_steps_asked"] == steps:
-            by_source.setdefault(r["source"], []).append(r)
+    for r in runs_at(results, steps):
+        by_source.setdefault(r["source"], []).append(r)
     out = {}
     for source, rs in by_source.items():
         out[source] = {"seeds": [r["seed"] for r in rs]}
         for m in METRICS + ("bon_random", "bon_maj"):
             pts = [r[m] for r in rs]
-            mu = sum(pts) / len(pts)
-            half = (T95.get(len(pts) - 1, 1.96) * math.sqrt(sum((x - mu) ** 2 for x in pts) / (len(pts) - 1))
-                    / math.sqrt(len(pts))) if len(pts) > 1 else float("nan")
-            out[source][m] = {"mean": mu, "lo": mu - half, "hi": mu + half, "points": pts}
+            mu, lo, hi = t_interval(pts)
+            out[source][m] = {"mean": mu, "lo": lo, "hi": hi, "points": pts}
     return out
 
 

@@ -265,13 +265,24 @@ class Findings:
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
+def t_interval(pts: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and 95% t-interval (lo, hi) of per-seed values; the bounds are nan under 2 values."""
+    import math
+
+    k = len(pts)
+    m = sum(pts) / k
+    if k < 2:
+        return m, float("nan"), float("nan")
+    half = T95.get(k - 1, 1.96) * math.sqrt(sum((x - m) ** 2 for x in pts) / (k - 1)) / math.sqrt(k)
+    return m, m - half, m + half
+
+
 def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     """Findings records of several seeds (run name -> records) -> per finding and estimate: the mean over
     seeds, a 95% t-interval across seeds (each seed draws its own world, samples and training, so this
     interval covers all of them), the mean of the within-seed bootstrap bounds (problem sampling only),
     and a verdict decided by the across-seed interval with the same rule as one seed. Needs >= 2 seeds
     for an interval; a finding missing from some seed is marked so."""
-    import math
 
     from prmlab.stats import equivalence_verdict
 
@@ -286,13 +297,7 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
         for name in recs[0]["estimates"]:
             pts = [r["estimates"][name][0] for r in recs if name in r["estimates"]]
             k = len(pts)
-            m = sum(pts) / k
-            if k >= 2:
-                sd = math.sqrt(sum((x - m) ** 2 for x in pts) / (k - 1))
-                half = T95.get(k - 1, 1.96) * sd / math.sqrt(k)
-                lo, hi = m - half, m + half
-            else:
-                lo = hi = float("nan")
+            m, lo, hi = t_interval(pts)
             within = [(r["estimates"][name][1], r["estimates"][name][2]) for r in recs if name in r["estimates"]]
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": k, "points": pts,
                           "within_seed_lo": sum(w[0] for w in within) / k, "within_seed_hi": sum(w[1] for w in within) / k}
