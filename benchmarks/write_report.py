@@ -8,11 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from benchmarks.bench_prm_seeds import runs_at
+
 D = Path("reports/benchmarks")
 
 
 def _ok(hit: bool) -> str:
     return "met" if hit else "**missed**"
+
+
+def _bon_ok(bon: float, random: float, maj: float) -> bool:
+    """Issue #19's Best-of-N target for the oracle PRM: above a random pick and at least maj@N."""
+    return bon > random and bon >= maj
 
 
 def _study_minutes(r: dict) -> float:
@@ -57,7 +64,7 @@ def prm_budget(b: dict) -> list[str]:
           "| budget | responses (distinct) | minutes | Best-of-8: oracle / random / maj | step AUC | held-out F1 | targets |",
           "|---|---|---|---|---|---|---|"]
     for key, r in sorted(b.items(), key=lambda kv: (kv[1]["examples"], kv[1]["optimizer_steps"])):
-        hit = r["bon_product"] > r["bon_random"] and r["bon_product"] >= r["bon_maj"] and r["step_auc_heldout"] >= 0.8
+        hit = _bon_ok(r["bon_product"], r["bon_random"], r["bon_maj"]) and r["step_auc_heldout"] >= 0.8
         md.append(f"| {key} | {r['examples']} ({r['distinct_responses']}) | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} "
                   f"| {r['bon_product']:.1f} / {r['bon_random']:.1f} / {r['bon_maj']:.1f} | {r['step_auc_heldout']:.3f} "
                   f"| {r['f1_heldout']:.1f} | {_ok(hit)} |")
@@ -68,14 +75,13 @@ def prm_seeds(b: dict) -> list[str]:
     """Each source's PRM retrained over seeds on one study's labels (benchmarks/bench_prm_seeds.py)."""
     md = []
     for steps, summ in sorted(b.get("summary", {}).items(), key=lambda kv: int(kv[0])):
-        runs = [r for k, r in b.items() if k != "summary" and r["optimizer_steps_asked"] == int(steps)]
+        runs = runs_at(b, int(steps))
         r0 = runs[0]
-        cons = any(r["source"] == "consensus" for r in runs)
-        runs = sorted(runs, key=lambda r: r["source"] != "consensus")  # consensus first: its kept count
+        kept = next((r["examples"] for r in runs if r["source"] == "consensus"), None)
         md += [f"## PRMs over training seeds at {int(steps):,} optimizer steps (`benchmarks/bench_prm_seeds.py`)", "",
                f"Each source's PRM trained again from the policy on `make study-long`'s labels ("
                f"{max(r['examples'] for r in runs):,} responses, 960 problems x 6"
-               + "".join(f"; consensus keeps {r['examples']:,}" for r in runs[:1] if cons)
+               + (f"; consensus keeps {kept:,}" if kept else "")
                + f"), {int(steps):,} optimizer steps at batch 16, one PRM per seed; only the "
                "training seed varies (labels and evaluation sets are fixed). Held-out toy ProcessBench F1 and step AUC; "
                f"Best-of-8 (product) on the benchmarks' own {r0['bon_problems']} held-out problems, where a random pick "
@@ -95,8 +101,7 @@ def prm_seeds(b: dict) -> list[str]:
         if o:
             one = len(o["seeds"]) == 1  # no interval: judged on the one value, and said so
             lo = {m: o[m]["mean" if one else "lo"] for m in ("bon_product", "step_auc_heldout")}
-            hit = lo["bon_product"] > o["bon_random"]["mean"] and lo["bon_product"] >= o["bon_maj"]["mean"] \
-                and lo["step_auc_heldout"] >= 0.8
+            hit = _bon_ok(lo["bon_product"], o["bon_random"]["mean"], o["bon_maj"]["mean"]) and lo["step_auc_heldout"] >= 0.8
             md += ["", "Oracle targets (Best-of-8 above a random pick and at least maj@8, step AUC at least 0.8, "
                    + ("on its one seed, no interval" if one else "each by the interval's lower end")
                    + f"): {_ok(hit)}." + (f" F1 order by mean: {' > '.join(order)}." if len(order) > 1 else "")]
@@ -141,9 +146,9 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
                   f"{_ok(_f1_order_ok(f1))} | {o} vs {bon['random']} / {bon['maj']}: "
-                  f"{_ok(o > bon['random'] and o >= bon['maj'])} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
+                  f"{_ok(_bon_ok(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
     for steps, summ in sorted((seeds or {}).get("summary", {}).items(), key=lambda kv: int(kv[0])):
-        runs = [r for k, r in seeds.items() if k != "summary" and r["optimizer_steps_asked"] == int(steps)]
+        runs = runs_at(seeds, int(steps))
         per = sum(r["train_seconds"] for r in runs) / len(runs) / 60
         o = summ.get("oracle")
         if not o:
@@ -152,7 +157,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         f1 = {s: v["f1_heldout"]["mean"] for s, v in summ.items()}
         order = (f"{' > '.join(sorted(f1, key=lambda s: -f1[s]))} (means): {_ok(_f1_order_ok(f1))}" if len(f1) > 1
                  else "oracle only")
-        bon_ok = sum(b > r and b >= m for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
+        bon_ok = sum(_bon_ok(b, r, m) for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
         auc_ok = sum(x >= 0.8 for x in o["step_auc_heldout"]["points"])
         md.append(f"| study-long's labels, {int(steps):,} steps, {k} training seed(s) | {per:.1f} per PRM on "
                   f"{runs[0]['machine']} | {order} | {o['bon_product']['mean']:.1f} vs {o['bon_random']['mean']:.1f} / "
@@ -162,17 +167,18 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         md.append(f"| oracle PRM alone, {key} (problems x samples : steps; {r['distinct_responses']:,} distinct "
                   f"responses), one seed | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} on {r['machine']} | "
                   f"oracle only | {b:.1f} vs {r['bon_random']:.1f} / {r['bon_maj']:.1f}: "
-                  f"{_ok(b > r['bon_random'] and b >= r['bon_maj'])} | {r['step_auc_heldout']:.3f}: "
+                  f"{_ok(_bon_ok(b, r['bon_random'], r['bon_maj']))} | {r['step_auc_heldout']:.3f}: "
                   f"{_ok(r['step_auc_heldout'] >= 0.8)} |")
     return md + [""]
 
 
 def main() -> None:
     md = ["# prmlab benchmarks", "", "Written by `python -m benchmarks.write_report` from the JSON the benchmark scripts "
-          "print and save; rerun them to refresh. Machine: 2 CPU cores, no GPU.", ""]
-    rp = D / "repro.json"
-    if rp.exists():
-        r = json.loads(rp.read_text())
+          "print and save; rerun them to refresh. Machine: 2 CPU cores, unless a section names another.", ""]
+    repro, long, budget, seeds = (json.loads(f.read_text()) if f.exists() else None for f in
+                                  (D / "repro.json", D / "repro_long.json", D / "prm_budget.json", D / "prm_seeds.json"))
+    if repro:
+        r = repro
         where = "in the project itself, as it regenerated the study" if r.get("in_place") else "from a clean clone"
         md += ["## Toy `dvc repro`, per stage (`benchmarks/bench_repro.py`)", "",
                f"Commit `{r['commit']}`, run {where}; median of {r['repeats']} full run(s). Peak memory is the whole "
@@ -200,19 +206,14 @@ def main() -> None:
                *gpu_bootstrap(),
                f"| peak memory of any stage | {peak:.2f} GiB | < 8 GiB | {_ok(peak < 8)} |",
                f"| no-op `dvc repro` (median of {len(r['noop_repro_seconds_all'])}) | {noop:.1f} s | < 10 s | {_ok(noop < 10)} |", ""]
-    lp = D / "repro_long.json"
-    if lp.exists() and rp.exists():
-        md += long_study(json.loads(rp.read_text()), json.loads(lp.read_text()))
-    if rp.exists():
-        lp, sp = D / "repro_long.json", D / "prm_seeds.json"
-        bp = D / "prm_budget.json"
-        md += targets_table(*(json.loads(f.read_text()) if f.exists() else None for f in (rp, lp, sp, bp)))
-    bp = D / "prm_budget.json"
-    if bp.exists():
-        md += prm_budget(json.loads(bp.read_text()))
-    sp = D / "prm_seeds.json"
-    if sp.exists():
-        md += prm_seeds(json.loads(sp.read_text()))
+    if repro and long:
+        md += long_study(repro, long)
+    if repro:
+        md += targets_table(repro, long, seeds, budget)
+    if budget:
+        md += prm_budget(budget)
+    if seeds:
+        md += prm_seeds(seeds)
     ep = D / "engines.json"
     if ep.exists():
         e = json.loads(ep.read_text())
