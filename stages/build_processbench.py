@@ -98,12 +98,14 @@ def main() -> None:
         write_jsonl(a.out, items)
         m = {"items": len(items), "error_items": sum(i.label != -1 for i in items),
              "correct_answer_flawed_items": sum(i.final_answer_correct and i.label != -1 for i in items),
-             "candidates": len(responses)}
+             "candidates": len(responses),
+             "truncated": sum(c.truncated for comps in outs for c in comps) if problems else 0}
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)
     summary("build_processbench", f"{m['items']} items ({m['error_items']} with an error, "
-            f"{m['correct_answer_flawed_items']} right answers with a flawed step) from {len(responses)} responses")
+            f"{m['correct_answer_flawed_items']} right answers with a flawed step) from {len(responses)} responses, "
+            f"{m['truncated']} cut by a length limit")
 
 
 if __name__ == "__main__":

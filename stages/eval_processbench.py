@@ -144,14 +144,16 @@ def eval_critic(gen, items: dict[str, list[ProcessBenchItem]], cfg: EvalPBConfig
     style = cfg.critic_style
     template = load_template(style, cfg.critic_template_file)
     sp = cfg.critic_sampling(model_name)
-    preds, unparsed = {}, 0
+    preds, unparsed, truncated = {}, 0, 0
     gen.progress = f"critic {model_name}"
     for s, its in items.items():
         outs = gen.chat([judge_messages(template, style, i.problem, i.steps) for i in its], sp)
         preds[s] = [majority([parse_judgement(style, c.text, len(i.steps)) for c in comps]) for i, comps in zip(its, outs)]
         unparsed += sum(p is None for p in preds[s])
+        truncated += sum(c.truncated for comps in outs for c in comps)
     table = subset_table(items, preds)
     table["unparsed"] = unparsed
+    table["truncated_replies"] = truncated  # cut by critic_max_tokens / max_model_len
     table["sampling"] = {"style": style, "template_file": cfg.critic_template_file, "n": sp.n,
                          "temperature": sp.temperature, "top_p": sp.top_p, "top_k": sp.top_k}
     return table, preds

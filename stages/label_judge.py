@@ -90,6 +90,7 @@ def main() -> None:
              "unparsed": sum(not lab.parsed for lab in labels),
              "unparsed_share": sum(not lab.parsed for lab in labels) / n,
              "unparsed_votes": sum(v is None for v in votes),
+             "truncated_replies": sum(lab.truncated for lab in labels),  # cut by max_tokens / max_model_len
              "first_error_share": sum(lab.first_error not in (None, -1) for lab in labels) / n}
         if any(r.true_first_error is not None for r in responses):
             m["audit"] = audit(responses, {lab.response_id: lab.first_error for lab in labels})
@@ -97,7 +98,8 @@ def main() -> None:
         run.metrics(m)
         run.artifact(a.metrics)
     extra = f", first-error acc vs verifier {m['audit']['first_error_accuracy']:.2f}" if "audit" in m else ""
-    summary("label_judge", f"{len(labels)} responses judged ({cfg.style}, n={cfg.n}), {m['unparsed']} unparsed{extra}")
+    summary("label_judge", f"{len(labels)} responses judged ({cfg.style}, n={cfg.n}), {m['unparsed']} unparsed, "
+            f"{m['truncated_replies']} replies cut by a length limit{extra}")
 
 
 if __name__ == "__main__":

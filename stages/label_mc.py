@@ -97,7 +97,11 @@ def main() -> None:
         # The metrics file holds what the labels determine, so a resumed run writes the same file as an
         # uninterrupted one; what depends on this run (shards redone, time, tokens) goes to MLflow only.
         m = {"responses": len(labels), "rollouts": sum(lab.rollouts for lab in labels),
-             "first_error_share": sum(lab.first_error != -1 for lab in labels) / max(len(labels), 1)}
+             "first_error_share": sum(lab.first_error != -1 for lab in labels) / max(len(labels), 1),
+             # A rollout cut by max_tokens / max_model_len reaches no answer and counts as failing: a
+             # length limit too tight for the policy turns correct steps into MC first errors.
+             "truncated_rollouts": sum(lab.truncated for lab in labels),
+             "responses_with_truncated_rollouts": sum(lab.truncated > 0 for lab in labels)}
         if cfg.search == "exhaustive":  # what labelling each response's prefixes apart would have cost
             m["rollouts_unshared"] = cfg.k * sum(len(r.steps) - 1 for r in responses)
         this_run = {"rollouts_this_run": stats.rollouts, "shared_prefixes_this_run": stats.shared_prefixes, "empty_rollouts_this_run": stats.empty_rollouts,
@@ -120,7 +124,11 @@ def main() -> None:
     extra = f", first-error acc vs verifier {m['audit']['first_error_accuracy']:.2f}" if "audit" in m else ""
     shared = f", {m['rollouts_unshared']} without shared prefixes" if "rollouts_unshared" in m else ""
     summary("label_mc", f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({cfg.search}, k={cfg.k}{shared}), "
-            f"{this_run['tokens_per_second']:.0f} tok/s this run{extra}")
+            f"{m['truncated_rollouts']} rollouts cut by a length limit (in {m['responses_with_truncated_rollouts']} "
+            f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run{extra}")
+    if m["truncated_rollouts"]:  # each counts as failing: a too-tight limit makes false MC first errors
+        print(f"[label_mc] warning: {m['truncated_rollouts']} rollouts hit label_mc.max_tokens or policy.max_model_len "
+              "and count as failing; raise them if the policy's answers need more room", flush=True)
 
 
 if __name__ == "__main__":

@@ -264,7 +264,8 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
     if sample:
         md += ["## Data synthesis", "",
                f"Sampled {sample.get('kept')} responses ({fmt(100 * sample.get('accuracy', 0))}% correct); "
-               f"MC spent {mc.get('rollouts')} rollouts; the judge left {jd.get('unparsed')} answers unparsed; "
+               f"MC spent {mc.get('rollouts')} rollouts ({mc.get('truncated_rollouts', 0)} cut by a length limit, counted as failing); "
+               f"the judge left {jd.get('unparsed')} answers unparsed ({jd.get('truncated_replies', 0)} replies cut by a length limit); "
                f"consensus kept {cons.get('agree')} of {cons.get('responses')} ({fmt(100 * cons.get('consensus_kept_share', 0))}%, paper: ~40%).", ""]
     audit = cons.get("audit") or {}
     if audit:

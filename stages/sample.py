@@ -54,9 +54,10 @@ class SampleConfig:
 
 def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig, shard: int = 0) -> tuple[list[Response], dict]:
     outs = gen.chat([policy_messages(p.question) for p in problems], cfg.sampling(shard))
-    rows, dropped = [], {"no_steps": 0, "no_answer": 0}
+    rows, dropped = [], {"no_steps": 0, "no_answer": 0, "truncated": 0}
     for p, comps in zip(problems, outs):
         for j, c in enumerate(comps):
+            dropped["truncated"] += c.truncated  # cut by max_tokens / max_model_len: kept or dropped, counted
             r, why = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens, cfg.keep_unanswered)
             if r is None:
                 dropped[why] += 1
@@ -116,18 +117,20 @@ def main() -> None:
 
         responses = sharded(problems, cfg.shard_size, writer, work, a.section, unit="problems", cls=Response)
         n_shards = (len(problems) + cfg.shard_size - 1) // cfg.shard_size
-        dropped_total = {"no_steps": 0, "no_answer": 0}
+        counts = {"no_steps": 0, "no_answer": 0, "truncated": 0}
         for i in range(n_shards):
             for k, v in writer.read_meta(i).items():
-                dropped_total[k] += v
+                counts[k] += v
         writer.finish(n_shards)
         m = summarize(responses, len(problems), cfg)
-        m.update({f"dropped_{k}": v for k, v in dropped_total.items()}, problems_without_gold=len(bad))
+        m.update({f"dropped_{k}": counts[k] for k in ("no_steps", "no_answer")}, problems_without_gold=len(bad),
+                 truncated=counts["truncated"])
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)
     summary(a.section, f"{m['kept']} responses kept of {m['generated']} from {len(problems)} problems "
-            f"(accuracy {m['accuracy']:.2f}, {m['dropped']} dropped, {len(bad)} problems without gold skipped)")
+            f"(accuracy {m['accuracy']:.2f}, {m['dropped']} dropped, {m['truncated']} cut by a length limit, "
+            f"{len(bad)} problems without gold skipped)")
 
 
 if __name__ == "__main__":

@@ -90,3 +90,26 @@ def _no_tracking_uri_leak():
     every later test's stage subprocesses to its store. Each test starts from the project default."""
     yield
     os.environ.pop("MLFLOW_TRACKING_URI", None)
+
+
+def letters_policy(toy, out) -> str:
+    """The toy policy's checkpoint with its output layer set so greedy decoding writes only the letters
+    "a" and "b": the final norm keeps one hidden unit h0, and in the (tied) embedding matrix's column 0
+    only "a" (+1) and "b" (-1) are non-zero, so the logits are h0 for "a", -h0 for "b", 0 elsewhere. A
+    rollout then never adds an answer of its own (and is never empty), so a prefix's rollout is right
+    exactly when the prefix's own last \\boxed{} is the gold answer: a known prefix-correctness function."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(toy["policy"])
+    model = AutoModelForCausalLM.from_pretrained(toy["policy"])
+    a, b = tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b")
+    with torch.no_grad():
+        model.model.norm.weight.zero_()
+        model.model.norm.weight[0] = 1.0
+        emb = model.get_output_embeddings().weight
+        emb[:, 0] = 0.0
+        emb[a, 0], emb[b, 0] = 1.0, -1.0
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return str(out)

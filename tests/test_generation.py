@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from prmlab.generation import BackendConfig, GenerationError, Sampling, make_generator
+from prmlab.generation import BackendConfig, Completion, GenerationError, Sampling, make_generator
 from prmlab.io import read_jsonl
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem
@@ -33,12 +33,40 @@ def test_transformers_stop_strings_and_raw_continuation(toy):
     assert len(out[0]) == 2 and all("\n\n" not in c.text for c in out[0])
 
 
+def test_transformers_each_request_gets_its_own_token_budget(toy, tmp_path):
+    """Issue #30: the budget was sized from the padded batch, so one long prompt cut every other
+    request in its batch short, silently (MC labels came out wrong). The letters policy never ends by
+    itself, so each completion shows its budget exactly: min(max_tokens, max_model_len - own length)."""
+    from conftest import letters_policy
+
+    model = letters_policy(toy, tmp_path / "letters")
+    gen = make_generator(BackendConfig(backend="transformers", model=model, max_model_len=400, batch_size=8))
+    short = gen.render(prompts(toy, 1)[0])
+    n_short = len(gen.tokenizer(short, add_special_tokens=False).input_ids)
+    long = short + "x " * ((400 - n_short - 10) // 2)  # leaves room for a few tokens only
+    n_long = len(gen.tokenizer(long, add_special_tokens=False).input_ids)
+    assert 0 < 400 - n_long < 30
+    over = short + "x " * 400  # already past max_model_len
+    sp = Sampling(n=2, temperature=0.0, max_tokens=30)
+    alone = gen.generate([short], sp)[0]
+    out = gen.generate([long, short, over], sp)
+    assert [c.num_tokens for c in out[1]] == [30, 30] and out[1] == alone  # as if alone in the batch
+    assert [c.num_tokens for c in out[0]] == [400 - n_long] * 2
+    assert out[2] == [Completion("", 0, True)] * 2  # no room at all: empty, counted as cut, no model call
+    assert all(c.truncated for x in out for c in x)  # none ended by itself
+    # a stop string ends a completion: not truncated
+    stopped = gen.generate([short], Sampling(temperature=0.0, max_tokens=30, stop=["a", "b"]))[0][0]
+    assert stopped.text == "" and not stopped.truncated
+
+
 @pytest.mark.vllm
 def test_vllm_generates_from_the_toy_policy(toy, vllm_policy):
     sp = Sampling(n=4, temperature=0.7, top_p=0.8, max_tokens=60)
     out = vllm_policy.chat(prompts(toy), sp)
     assert len(out) == 6 and all(len(x) == 4 for x in out)
     assert any(c.text.strip() for x in out for c in x)
+    cut = vllm_policy.chat(prompts(toy, 2), Sampling(n=2, temperature=0.7, max_tokens=2))  # vLLM's finish_reason
+    assert all(c.num_tokens == 2 for x in cut for c in x if c.truncated) and any(c.truncated for x in cut for c in x)
     greedy = vllm_policy.chat(prompts(toy, 2), Sampling(temperature=0.0, max_tokens=60))
     ref = make_generator(BackendConfig(backend="transformers", model=toy["policy"])).chat(prompts(toy, 2), Sampling(temperature=0.0, max_tokens=60))
     # float32 greedy decoding: both engines agree on the first tokens at least

@@ -1,3 +1,5 @@
+from conftest import letters_policy
+
 from prmlab.generation import BackendConfig, Sampling, make_generator
 from prmlab.io import read_jsonl
 from prmlab.labeling import (
@@ -109,31 +111,8 @@ def test_binary_search_agrees_with_exhaustive_on_monotone_prefixes(toy):
             assert e.first_error != -1 and b.first_error != -1
 
 
-def _letters_policy(toy, out) -> str:
-    """The toy policy's checkpoint with its output layer set so greedy decoding writes only the letters
-    "a" and "b": the final norm keeps one hidden unit h0, and in the (tied) embedding matrix's column 0
-    only "a" (+1) and "b" (-1) are non-zero, so the logits are h0 for "a", -h0 for "b", 0 elsewhere. A
-    rollout then never adds an answer of its own (and is never empty), so a prefix's rollout is right
-    exactly when the prefix's own last \\boxed{} is the gold answer: a known prefix-correctness function."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(toy["policy"])
-    model = AutoModelForCausalLM.from_pretrained(toy["policy"])
-    a, b = tok.convert_tokens_to_ids("a"), tok.convert_tokens_to_ids("b")
-    with torch.no_grad():
-        model.model.norm.weight.zero_()
-        model.model.norm.weight[0] = 1.0
-        emb = model.get_output_embeddings().weight
-        emb[:, 0] = 0.0
-        emb[a, 0], emb[b, 0] = 1.0, -1.0
-    model.save_pretrained(out)
-    tok.save_pretrained(out)
-    return str(out)
-
-
 def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
-    """Real rollouts from a checkpoint whose continuations are known (`_letters_policy`), on responses
+    """Real rollouts from a checkpoint whose continuations are known (`letters_policy` in conftest), on responses
     whose prefix correctness is set by the answers boxed in their steps. Expected by hand:
 
     mid   boxed 7, 7, 5, 5 (gold 7)      f = 1 1 0 0    first error 2 (mid-response)
@@ -152,7 +131,7 @@ def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
     Binary, round 1: mid 1, early 2, clean 1 (mid's, same call), zigzag 2; round 2: mid 2, early 1,
     zigzag 4; round 3: early 0: mid 2, early 3, clean 0, zigzag 2 (7 of 8).
     """
-    gen = make_generator(BackendConfig(backend="transformers", model=_letters_policy(toy, tmp_path / "letters"),
+    gen = make_generator(BackendConfig(backend="transformers", model=letters_policy(toy, tmp_path / "letters"),
                                        batch_size=16))
     probs = {"m": Problem(id="m", source="toy", question="Ava has 3 apples and gets 4 more. How many now?",
                           gold_answer="7")}
@@ -178,6 +157,10 @@ def test_binary_and_exhaustive_find_a_mid_response_first_error(toy, tmp_path):
     assert {r: (ex[r].rollouts, bi[r].rollouts) for r in f} == {
         "mid": (3 * k, 2 * k), "early": (3 * k, 3 * k), "clean": (0, 0), "zigzag": (3 * k, 2 * k)}
     assert st.rollouts == 7 * k and st.shared_prefixes == 1
+    # The letters never end, so every rollout fills max_tokens and is counted as cut: per label, the
+    # rollouts its estimates rest on, shared prefixes included (clean paid for none, rests on 2 prefixes).
+    assert {r: (ex[r].truncated, bi[r].truncated) for r in f} == {
+        "mid": (3 * k, 2 * k), "early": (4 * k, 3 * k), "clean": (2 * k, 1 * k), "zigzag": (5 * k, 2 * k)}
     # labels stop at the first error; binary's steps before it are inferred positive (soft 1.0)
     assert ex["mid"].hard == bi["mid"].hard == [1, 1, 0] and ex["mid"].soft == [1.0, 1.0, 0.0]
     assert bi["zigzag"].hard == [1, 1, 1, 1, 1, 0] and ex["zigzag"].hard == [1, 0]

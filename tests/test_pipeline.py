@@ -101,6 +101,11 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
         assert (ran / "models" / "prm" / src / "model.safetensors").exists()
     pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
     assert {"prm/oracle", "prm/consensus", "critic/judge"} <= set(pb["models"])
+    # Rollouts cut by a length limit (issue #30) are counted from the labels and shown in the report.
+    mc = json.loads((ran / "metrics" / "label_mc.json").read_text())
+    labels = [json.loads(x) for x in (ran / "data" / "labels" / "mc.jsonl").read_text().splitlines()]
+    assert mc["truncated_rollouts"] == sum(x["truncated"] for x in labels)
+    assert f"{mc['rollouts']} rollouts ({mc['truncated_rollouts']} cut by a length limit" in report
 
 
 def test_every_stage_declares_what_it_reads_and_imports(ran):

@@ -95,6 +95,7 @@ def check_sampling(section: str, make, **renamed: str) -> None:
 class Completion:
     text: str
     num_tokens: int
+    truncated: bool = False  # cut by a length limit (max_tokens or max_model_len) before it ended by itself
 
 
 class GenerationError(RuntimeError):
@@ -178,20 +179,27 @@ class TransformersGenerator(Generator):
         torch = self.torch
         tok = self.tokenizer
         out: list[list[Completion]] = [[] for _ in prompts]
-        # Sort by length so batches pad little; results go back to their original slots.
-        order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+        # Sort by token length so batches pad little; results go back to their original slots. A prompt
+        # already at max_model_len gets no room: an empty completion, truncated, never a model call.
+        lens = [len(ids) for ids in tok(prompts, add_special_tokens=False).input_ids] if prompts else []
+        order = sorted((i for i in range(len(prompts)) if lens[i] < self.cfg.max_model_len), key=lambda i: lens[i])
+        for i in set(range(len(prompts))) - set(order):
+            out[i] = [Completion("", 0, True)] * sampling.n
         torch.manual_seed(sampling.seed)
         # Greedy decoding is deterministic: decode once, repeat n times (HF refuses n > 1 without sampling).
         reps = sampling.n if sampling.temperature == 0 else 1
         n_seq = sampling.n // reps
         bs = max(1, self.cfg.batch_size // n_seq)
         eos = [tok.eos_token_id] + ([tok.pad_token_id] if tok.pad_token_id is not None else [])
-        bar = Progress(len(prompts), self.progress, unit="prompts", every=10.0) if self.progress else None
+        bar = Progress(len(order), self.progress, unit="prompts", every=10.0) if self.progress else None
         for b0 in range(0, len(order), bs):
             idx = order[b0 : b0 + bs]
             enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
-            max_new = max(1, min(sampling.max_tokens, self.cfg.max_model_len - enc.input_ids.shape[1]))
-            kw = dict(max_new_tokens=max_new, num_return_sequences=n_seq, pad_token_id=tok.pad_token_id, eos_token_id=eos)
+            # Each request gets its own budget from its own length: sizing it from the padded batch cut
+            # every short request short beside one long one (and MC labels came out wrong, silently).
+            # The batch decodes up to the largest budget; each row is then cut back to its own.
+            budgets = [min(sampling.max_tokens, self.cfg.max_model_len - n) for n in enc.attention_mask.sum(1).tolist()]
+            kw = dict(max_new_tokens=max(1, max(budgets)), num_return_sequences=n_seq, pad_token_id=tok.pad_token_id, eos_token_id=eos)
             if sampling.temperature > 0:
                 kw.update(do_sample=True, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k if sampling.top_k > 0 else 0)
             else:
@@ -202,11 +210,14 @@ class TransformersGenerator(Generator):
                 seqs = self.model.generate(**enc.to(self.device), **kw)
             new = seqs[:, enc.input_ids.shape[1] :].cpu()
             for r, row in enumerate(new):
-                ids = row.tolist()
+                ids = row.tolist()[: budgets[r // n_seq]]
                 n_tok = next((j for j, t in enumerate(ids) if t in eos), len(ids))
                 n_tok_incl = min(n_tok + 1, len(ids))  # the EOS token is generated too
-                text = _cut_at_stop(tok.decode(ids[:n_tok], skip_special_tokens=True), sampling.stop)
-                out[idx[r // n_seq]].extend([Completion(text, n_tok_incl)] * reps)
+                text = tok.decode(ids[:n_tok], skip_special_tokens=True)
+                cut = _cut_at_stop(text, sampling.stop)
+                # Truncated: it used its whole budget without an EOS or a stop string.
+                truncated = n_tok == len(ids) and cut == text
+                out[idx[r // n_seq]].extend([Completion(cut, n_tok_incl, truncated)] * reps)
             if bar:
                 bar.update(len(idx))
         return out
@@ -266,7 +277,7 @@ class VLLMGenerator(Generator):
             for i in range(len(prompts))
         ]
         results = self.llm.generate(prompts, sps, use_tqdm=bool(self.progress))  # vLLM's bar: counts, rate, ETA
-        return [[Completion(o.text, len(o.token_ids)) for o in r.outputs] for r in results]
+        return [[Completion(o.text, len(o.token_ids), o.finish_reason == "length") for o in r.outputs] for r in results]
 
     def close(self) -> None:
         shutdown_vllm(getattr(self, "llm", None))
@@ -333,7 +344,7 @@ class OpenAIGenerator(Generator):
             choices = sorted(resp["choices"], key=lambda c: c["index"])
             per = (resp.get("usage") or {}).get("completion_tokens", 0) // max(len(choices), 1)
             texts = [c["text"] if "text" in c else c["message"]["content"] for c in choices]
-            return [Completion(t or "", per) for t in texts]
+            return [Completion(t or "", per, c.get("finish_reason") == "length") for t, c in zip(texts, choices)]
 
         with ThreadPoolExecutor(self.cfg.max_concurrency) as pool:
             return list(pool.map(one, items))

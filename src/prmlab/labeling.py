@@ -86,9 +86,11 @@ def mc_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[
     outs = _Rollouts(gen, sampling, stats)([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs])
     soft: dict[str, list[float]] = {r.response_id: [0.0] * len(r.steps) for r in responses}
     spent = {r.response_id: 0 for r in responses}
+    cut = {r.response_id: 0 for r in responses}
     for (r, i), (comps, fresh) in zip(jobs, outs):
         ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, i, [c.text for c in comps])
         soft[r.response_id][i] = ok / len(comps)
+        cut[r.response_id] += sum(c.truncated for c in comps)
         if fresh:
             spent[r.response_id] += len(comps)
             stats.empty_rollouts += empty
@@ -96,16 +98,16 @@ def mc_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[
     for r in responses:
         s = soft[r.response_id]
         s[-1] = 1.0 if r.correct else 0.0
-        labels.append(_label(r, s, threshold, rollouts=spent[r.response_id], search="exhaustive"))
+        labels.append(_label(r, s, threshold, spent[r.response_id], "exhaustive", cut[r.response_id]))
     return labels
 
 
-def _label(r: Response, soft: list[float], threshold: float, rollouts: int, search: str) -> MCLabel:
+def _label(r: Response, soft: list[float], threshold: float, rollouts: int, search: str, truncated: int) -> MCLabel:
     hard = [int(x > threshold) for x in soft]
     fe = next((i for i, h in enumerate(hard) if h == 0), -1)
     keep = len(hard) if fe == -1 else fe + 1  # steps after the first error are not labelled
     return MCLabel(response_id=r.response_id, soft=soft[:keep], hard=hard[:keep], first_error=fe,
-                   rollouts=rollouts, search=search)
+                   rollouts=rollouts, search=search, truncated=truncated)
 
 
 def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
@@ -120,6 +122,7 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
     hi = {r.response_id: n[r.response_id] - 1 for r in responses}  # last step: known from correctness
     known: dict[str, dict[int, float]] = {r.response_id: {n[r.response_id] - 1: 1.0 if r.correct else 0.0} for r in responses}
     spent = {r.response_id: 0 for r in responses}
+    cut = {r.response_id: 0 for r in responses}
     by_id = {r.response_id: r for r in responses}
     rollouts = _Rollouts(gen, sampling, stats)  # across rounds: another response may reach a prefix later
     while True:
@@ -133,6 +136,7 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
             r = by_id[rid]
             ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, mids[rid], [c.text for c in comps])
             known[rid][mids[rid]] = ok / len(comps)
+            cut[rid] += sum(c.truncated for c in comps)
             if fresh:
                 spent[rid] += len(comps)
                 stats.empty_rollouts += empty
@@ -144,7 +148,7 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
     for rid, r in by_id.items():
         # The search ends with lo == hi, and hi's prefix is always estimated (or known: the last step).
         soft = [known[rid].get(j, 1.0) for j in range(n[rid])]
-        labels.append(_label(r, soft, threshold, spent[rid], "binary"))
+        labels.append(_label(r, soft, threshold, spent[rid], "binary", cut[rid]))
     return labels
 
 
@@ -163,7 +167,7 @@ def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[R
         votes = [parse_judgement(style, c.text, len(r.steps)) for c in comps]
         fe = majority(votes)
         labels.append(JudgeLabel(response_id=r.response_id, first_error=fe, parsed=fe is not None,
-                                 raw=[c.text for c in comps], votes=votes))
+                                 raw=[c.text for c in comps], votes=votes, truncated=sum(c.truncated for c in comps)))
     return labels
 
 

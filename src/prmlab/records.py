@@ -148,6 +148,7 @@ class MCLabel(Record):
     first_error: int  # first step with hard label 0, -1 if none
     rollouts: int  # rollouts spent on this response
     search: str = "exhaustive"
+    truncated: int = 0  # rollouts behind its estimates (shared prefixes included) cut by a length limit
     key: ClassVar[str | None] = "response_id"
 
     def validate(self) -> None:
@@ -157,6 +158,7 @@ class MCLabel(Record):
         _need(set(self.hard) <= {0, 1}, f"field 'hard': labels must be 0 or 1, got {sorted(set(self.hard))}")
         fe = next((i for i, h in enumerate(self.hard) if h == 0), -1)
         _need(self.first_error == fe, f"field 'first_error': {self.first_error} disagrees with the hard labels (first 0 at {fe})")
+        _need(self.truncated >= 0, f"field 'truncated': {self.truncated} < 0")
         _need(self.rollouts >= 0, f"field 'rollouts': {self.rollouts} < 0")
         _need(self.search in ("exhaustive", "binary"), f"field 'search': {self.search!r} is not exhaustive or binary")
 
@@ -168,6 +170,7 @@ class JudgeLabel(Record):
     parsed: bool
     raw: list[str]
     votes: list[int | None] = field(default_factory=list)
+    truncated: int = 0  # replies cut by a length limit (max_tokens / max_model_len) before their verdict could end
     key: ClassVar[str | None] = "response_id"
 
     def validate(self) -> None:
