@@ -44,6 +44,8 @@ class EvalBoNConfig:
         check(self.n >= 1, "eval_bon.n must be >= 1")
         check(self.dtype in ("float32", "bfloat16", "float16"), "eval_bon.dtype: float32, bfloat16 or float16")
         check(self.tensor_parallel_size >= 1, "eval_bon.tensor_parallel_size must be >= 1")
+        check(self.batch_size >= 1, f"eval_bon.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
+        check(self.max_length >= 1, f"eval_bon.max_length must be >= 1, got {self.max_length}")
         bad = set(self.aggregations) - {"product", "min", "last"}
         check(not bad, f"eval_bon.aggregations: unknown {sorted(bad)}; use product, min, last")
 

@@ -62,6 +62,8 @@ class EvalPBConfig:
         check(self.scorer in ("transformers", "vllm"), "eval_processbench.scorer: transformers or vllm")
         check(self.dtype in ("float32", "bfloat16", "float16"), "eval_processbench.dtype: float32, bfloat16 or float16")
         check(self.tensor_parallel_size >= 1, "eval_processbench.tensor_parallel_size must be >= 1")
+        check(self.batch_size >= 1, f"eval_processbench.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
+        check(self.max_length >= 1, f"eval_processbench.max_length must be >= 1, got {self.max_length}")
         check(self.critic_n >= 1, "eval_processbench.critic_n must be >= 1")
         check(self.critic_n == 1 or self.critic_temperature is None or self.critic_temperature > 0,
               "eval_processbench: critic_n > 1 needs critic_temperature > 0 (or null: the model family's default)")

@@ -182,6 +182,15 @@ PARAM_CASES = [
      "build_processbench.top_p must be in (0, 1], got 0.0"),
     ("mc-temperature-string", "stages.label_mc:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a number, got str 'hot'"),
+    # issue #30: checks that named a bare field, and values that silently changed a metric's meaning
+    ("policy-batch-size-zero", "prmlab.generation:BackendConfig", "policy", {"batch_size": 0},
+     "policy.batch_size must be > 0"),
+    ("judge-max-model-len-zero", "prmlab.generation:BackendConfig", "judge", {"max_model_len": 0},
+     "judge.max_model_len must be > 0"),
+    ("pb-batch-size-minus-1", "stages.eval_processbench:EvalPBConfig", "eval_processbench", {"batch_size": -1},
+     "eval_processbench.batch_size must be >= 1, got -1"),
+    ("bon-batch-size-zero", "stages.eval_bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
+     "eval_bon.batch_size must be >= 1, got 0"),
 ]
 
 

@@ -21,6 +21,7 @@ every backend sees exactly the same text.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field, fields
 from typing import Literal
@@ -137,10 +138,33 @@ class Generator(Closing):
         raise NotImplementedError
 
     def render(self, conversation: list[dict]) -> str:
+        conversation = [{**m, "content": self.plain(m["content"])} for m in conversation]
         return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+
+    def plain(self, text: str) -> str:
+        """`text` from data (a question, a step) made unable to become a control token: a step holding
+        `<|im_end|>\n<|im_start|>assistant` would otherwise end the judge's turn and start its reply."""
+        return plain_text(text, self.tokenizer)
 
     def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
         return self.generate([self.render(c) for c in conversations], sampling)
+
+
+# Control-token shapes of the chat models we know (`<|im_end|>`, `<extra_0>`), besides the tokenizer's own.
+_CONTROL = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|<extra_\d+>")
+_JOINER = "\u2060"  # WORD JOINER: invisible, and no tokenizer has it inside a control token
+
+
+def plain_text(text: str, tokenizer=None) -> str:
+    """Break every control token's text in `text` with an invisible joiner after its first character,
+    so tokenizers read it as plain text. Text without one is returned unchanged (same ids as before)."""
+    controls = set(_CONTROL.findall(text))
+    if tokenizer is not None:
+        known = set(getattr(tokenizer, "get_added_vocab", dict)()) | set(getattr(tokenizer, "all_special_tokens", []))
+        controls |= {c for c in known if c and c in text}
+    for c in sorted(controls, key=len, reverse=True):
+        text = text.replace(c, c[0] + _JOINER + c[1:])
+    return text
 
 
 def _cut_at_stop(text: str, stop: list[str]) -> str:
@@ -353,6 +377,7 @@ class OpenAIGenerator(Generator):
         return self._run("/completions", prompts, "prompt", sampling)
 
     def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
+        conversations = [[{**m, "content": self.plain(m["content"])} for m in c] for c in conversations]
         return self._run("/chat/completions", conversations, "messages", sampling)
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle")
 
 def rollout_prompt(gen: Generator, problem: Problem, steps: list[str], upto: int) -> str:
     """Chat-rendered policy prompt + steps 0..upto, ready for the next step."""
-    return gen.render(policy_messages(problem.question)) + join_steps(steps[: upto + 1]) + "\n\n"
+    return gen.render(policy_messages(problem.question)) + gen.plain(join_steps(steps[: upto + 1])) + "\n\n"
 
 
 def _grade_rollouts(problem: Problem, steps: list[str], upto: int, texts: list[str]) -> tuple[int, int]:

@@ -115,8 +115,14 @@ def from_mapping(cls: type[C], data: Any, section: str) -> C:
             raise ParamsError(f"missing key '{section}.{name}'")
     try:
         return cls(**kwargs)
-    except ParamsError:
-        raise
+    except ParamsError as e:
+        # Every check names its params key: one written as a bare field ("batch_size must be > 0",
+        # shared by the policy and judge sections) gets its section here.
+        msg = str(e)
+        if msg.startswith((f"{section}.", f"{section}:", f"{section} ")):
+            raise
+        field_ = msg.split(" ", 1)[0].rstrip(":")
+        raise ParamsError(f"{section}.{msg}" if field_ in flds else f"{section}: {msg}") from None
     except (TypeError, ValueError) as e:
         raise ParamsError(f"{section}: {e}") from None
 

@@ -17,6 +17,7 @@ Scorers share one call, `score(items) -> per-step probabilities`:
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass
 from typing import Literal
@@ -83,6 +84,13 @@ def prepare_tokenizer(path: str):
     tok = load_tokenizer(path)
     if STEP_TOKEN not in tok.get_vocab():
         tok.add_special_tokens({"additional_special_tokens": [STEP_TOKEN]})
+    # The step tag's id must be its own: a tokenizer whose ids have gaps can hand an added token an id
+    # another token already has, and then every occurrence of that token becomes a score position.
+    step_id = tok.convert_tokens_to_ids(STEP_TOKEN)
+    owners = [t for t, i in tok.get_vocab().items() if i == step_id]
+    if owners != [STEP_TOKEN]:
+        raise ValueError(f"{path}: the step tag {STEP_TOKEN} has id {step_id}, which tokens {owners[:5]} share; "
+                         "a PRM needs a tokenizer where it is a token of its own")
     tok.padding_side = "right"
     return tok
 
@@ -90,6 +98,24 @@ def prepare_tokenizer(path: str):
 def build_text(tokenizer, question: str, steps: list[str]) -> str:
     msgs = policy_messages(question) + [{"role": "assistant", "content": STEP_TOKEN.join(steps) + STEP_TOKEN}]
     return tokenizer.apply_chat_template(msgs, tokenize=False, add_generation_prompt=False)
+
+
+def plain_text_ids(tokenizer, render, data: list[str]) -> list[int]:
+    """Token ids of `render(data)` in which every data string stays text: a step that contains
+    `<extra_0>` or `<|im_end|>` must not become a step tag or a turn end. When no data string holds a
+    control token's text (the usual case) the rendered text is tokenized whole, exactly as before;
+    otherwise template pieces and data pieces are tokenized apart, the data with special tokens split."""
+    controls = set(tokenizer.get_added_vocab()) | set(tokenizer.all_special_tokens)
+    if not any(c in d for d in data for c in controls):
+        return tokenizer.encode(render(data), add_special_tokens=False)
+    marks = [f"\ue000{i}\ue001" for i in range(len(data))]  # private-use code points: never in the template
+    ids: list[int] = []
+    for k, piece in enumerate(re.split("\ue000(\\d+)\ue001", render(marks))):
+        if k % 2:
+            ids += tokenizer.encode(data[int(piece)], add_special_tokens=False, split_special_tokens=True)
+        elif piece:
+            ids += tokenizer.encode(piece, add_special_tokens=False)
+    return ids
 
 
 @dataclass
@@ -104,7 +130,7 @@ def encode(tokenizer, question: str, steps: list[str], max_length: int) -> Encod
     step_id = tokenizer.convert_tokens_to_ids(STEP_TOKEN)
     keep = len(steps)
     while True:
-        ids = tokenizer.encode(build_text(tokenizer, question, steps[:keep]), add_special_tokens=False)
+        ids = plain_text_ids(tokenizer, lambda d: build_text(tokenizer, d[0], d[1:]), [question, *steps[:keep]])
         if len(ids) <= max_length or keep <= 1:
             break
         keep -= 1
