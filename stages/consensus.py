@@ -40,11 +40,15 @@ def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> d
     label list must fit its steps (a judge's `first_error: 99` on 3 steps would else build an example
     with 100 labels). Raises DataError naming the labels file, line and field."""
     steps = {r.response_id: len(r.steps) for r in responses}
+    content = {r.response_id: r.content_md5() for r in responses}
     out = {}
     for ln, lab in read_jsonl_lines(path, cls):
         n = steps.get(lab.response_id)
         if n is None:
             raise DataError(f"{path}:{ln}: field 'response_id': {lab.response_id!r} is not a response in {samples}")
+        if lab.content_md5 and lab.content_md5 != content[lab.response_id]:
+            raise DataError(f"{path}:{ln}: field 'content_md5': the label was made for other text than response "
+                            f"{lab.response_id!r} in {samples} (stale labels: rerun the labelling stage)")
         if lab.first_error is not None and lab.first_error >= n:
             raise DataError(f"{path}:{ln}: field 'first_error': {lab.first_error} outside -1..{n - 1} "
                             f"(response {lab.response_id} has {n} steps)")

@@ -48,6 +48,8 @@ class EvalBoNConfig:
         check(self.max_length >= 1, f"eval_bon.max_length must be >= 1, got {self.max_length}")
         bad = set(self.aggregations) - {"product", "min", "last"}
         check(not bad, f"eval_bon.aggregations: unknown {sorted(bad)}; use product, min, last")
+        # product is the headline's and the report's aggregation (the paper's Table 6 uses it too)
+        check("product" in self.aggregations, f"eval_bon.aggregations must include product, got {self.aggregations}")
 
 
 def group(responses: list[Response], n: int) -> dict[str, list[Response]]:
@@ -135,11 +137,15 @@ def main() -> None:
         cfg = load_params("eval_bon", EvalBoNConfig, a.params)
         prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms)
         for name, path in prms.items():  # before any model loads
-            check_model(f"PRM {name!r}", path)
+            check_model(f"PRM {name!r}", path, kind="prm")
     except (ParamsError, ValueError) as e:
         fail("eval_bon", e)
     problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
     groups = group(read_jsonl(a.samples, Response), cfg.n)
+    most = max((len(rs) for rs in groups.values()), default=0)
+    if groups and most < cfg.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
+        fail("eval_bon", ValueError(f"eval_bon.n is {cfg.n} but {a.samples} has at most {most} responses per problem "
+                                    f"(sample_eval.n); lower eval_bon.n or sample more"))
     responses = [r for rs in groups.values() for r in rs]
     missing = sorted(set(groups) - set(problems))
     if missing:

@@ -178,7 +178,7 @@ def main() -> None:
         prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms)
         items = load_items(cfg, a.items)
         for name, path in prms.items():  # before any model loads
-            check_model(f"PRM {name!r}", path)
+            check_model(f"PRM {name!r}", path, kind="prm")
         if cfg.critic:
             check_backend("judge", jcfg)
         if cfg.critic:  # fail now, not after the PRMs: a bad template or sampling setting

@@ -115,6 +115,11 @@ LABEL_FIT_CASES = [
     ("mc-label-of-unknown-response", "mc", _bad(MC, response_id="r9"), "field 'response_id': 'r9' is not a response in {samples}"),
     ("mc-more-labels-than-steps", "mc", _bad(MC, soft=[1.0] * 5, hard=[1] * 5, first_error=-1),
      "field 'hard': 5 labels for a response of 3 steps"),
+    # issue #30: new step text under an old response id got the old labels, silently
+    ("judge-label-of-other-text", "judge",
+     _bad(JUDGE, content_md5=Response.from_dict({**RESP, "steps": ["a", "b", "c"]}).content_md5()),
+     "field 'content_md5': the label was made for other text than response 'r0' in {samples} "
+     "(stale labels: rerun the labelling stage)"),
 ]
 
 
@@ -191,6 +196,8 @@ PARAM_CASES = [
      "eval_processbench.batch_size must be >= 1, got -1"),
     ("bon-batch-size-zero", "stages.eval_bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
      "eval_bon.batch_size must be >= 1, got 0"),
+    ("bon-aggregations-without-product", "stages.eval_bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
+     "eval_bon.aggregations must include product, got ['min']"),
 ]
 
 
@@ -351,6 +358,16 @@ def _env(tmp_path: Path) -> dict:
             "PRMLAB_EXPERIMENT": "bad-inputs"}
 
 
+def _tiny_prm(toy, tmp_path: Path) -> Path:
+    """A PRM in the Qwen2.5-Math-PRM layout (untrained head) from the toy policy, in seconds."""
+    from prmlab.prm import init_from_policy, prepare_tokenizer
+
+    tok = prepare_tokenizer(toy["policy"])
+    init_from_policy(toy["policy"], tok).save_pretrained(tmp_path / "prm")
+    tok.save_pretrained(tmp_path / "prm")
+    return tmp_path / "prm"
+
+
 def test_stage_cli_errors_are_one_line(toy, tmp_path):
     problems = toy["problems"] / "train.jsonl"
     pid = read_jsonl(problems, Problem)[0].id
@@ -379,6 +396,11 @@ def test_stage_cli_errors_are_one_line(toy, tmp_path):
         "judge-index-99": (["stages.consensus", "--problems", problems, "--samples", good_samples, "--mc", mc, "--judge",
                             judge, "--metrics", out / "c.json", "--audit-table", out / "a.json"], {},
                            f"[consensus] error: {judge}:1: field 'first_error': 99 outside -1..2 (response r0 has 3 steps)"),
+        "bon-n-above-samples": (["stages.eval_bon", "--problems", problems, "--samples", good_samples, "--metrics",
+                                 out / "b.json", "--scores", out / "b.jsonl", "--prm", f"x={_tiny_prm(toy, tmp_path)}"],
+                                {"eval_bon": {"n": 16}},
+                                f"[eval_bon] error: eval_bon.n is 16 but {good_samples} has at most 1 responses per "
+                                "problem (sample_eval.n); lower eval_bon.n or sample more"),
     }
     procs = {}
     for name, (argv, change, _) in cases.items():
@@ -489,3 +511,42 @@ def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd)
     w = ShardWriter(tmp_path / "out.jsonl", "fp2")  # other weights, code, params or inputs
     assert not w.done(0) and not list(w.dir.glob("meta-*"))
     assert "discarding 1 shard(s)" in capfd.readouterr().err
+
+
+def test_shard_fingerprint_covers_the_prompt_texts(tmp_path, monkeypatch):
+    """Issue #30: editing `prompts/policy_system.txt` between shards let label_mc resume its old shards
+    (the fingerprint hashed prompts.py, not the .txt), mixing two prompts in one output."""
+    from prmlab import labeling, preflight
+
+    (tmp_path / "prompts").mkdir()
+    for f in (Path(preflight.__file__).parent / "prompts").glob("*.txt"):
+        shutil.copy(f, tmp_path / "prompts" / f.name)
+    monkeypatch.setattr(preflight, "__file__", str(tmp_path / "preflight.py"))  # read the prompt copies
+    before = preflight.code_version(labeling)
+    assert preflight.code_version(labeling) == before
+    (tmp_path / "prompts" / "policy_system.txt").write_text("Think step by step, then box the answer.")
+    assert preflight.code_version(labeling) != before
+
+
+def test_model_kind_is_checked_before_any_work(toy, tmp_path):
+    """Issue #30: a plain causal LM named as a PRM got a freshly initialised head and an F1; a PRM
+    checkpoint as the policy labelled every response wrong after 13 minutes; a 3-label head crashed
+    after the other PRMs were scored. Each is a named error from config and safetensors headers."""
+    import torch
+
+    from prmlab.preflight import check_model
+    from prmlab.prm import init_from_policy, prepare_tokenizer
+
+    check_model("PRM 'ok'", str(_tiny_prm(toy, tmp_path)), kind="prm")  # the right kind passes
+    tok = prepare_tokenizer(toy["policy"])
+    prm = init_from_policy(toy["policy"], tok)
+    check_model("policy.model", toy["policy"])
+    with pytest.raises(ParamsError, match=r"^PRM 'lm': .* is not a PRM in the Qwen2.5-Math-PRM layout \(architectures \['Qwen2ForCausalLM'\]"):
+        check_model("PRM 'lm'", toy["policy"], kind="prm")
+    with pytest.raises(ParamsError, match=r"^policy\.model: .* is a Qwen2ForProcessRewardModel, not a causal LM"):
+        check_model("policy.model", str(tmp_path / "prm"))
+    prm.score[2] = torch.nn.Linear(prm.score[2].in_features, 3)
+    prm.save_pretrained(tmp_path / "prm3")
+    tok.save_pretrained(tmp_path / "prm3")
+    with pytest.raises(ParamsError, match=r"^PRM 'three': .* has a 3-class score head; the Qwen2.5-Math-PRM layout has 2"):
+        check_model("PRM 'three'", str(tmp_path / "prm3"), kind="prm")

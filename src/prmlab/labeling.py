@@ -107,7 +107,7 @@ def _label(r: Response, soft: list[float], threshold: float, rollouts: int, sear
     fe = next((i for i, h in enumerate(hard) if h == 0), -1)
     keep = len(hard) if fe == -1 else fe + 1  # steps after the first error are not labelled
     return MCLabel(response_id=r.response_id, soft=soft[:keep], hard=hard[:keep], first_error=fe,
-                   rollouts=rollouts, search=search, truncated=truncated)
+                   rollouts=rollouts, search=search, truncated=truncated, content_md5=r.content_md5())
 
 
 def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
@@ -167,7 +167,8 @@ def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[R
         votes = [parse_judgement(style, c.text, len(r.steps)) for c in comps]
         fe = majority(votes)
         labels.append(JudgeLabel(response_id=r.response_id, first_error=fe, parsed=fe is not None,
-                                 raw=[c.text for c in comps], votes=votes, truncated=sum(c.truncated for c in comps)))
+                                 raw=[c.text for c in comps], votes=votes, truncated=sum(c.truncated for c in comps),
+                                 content_md5=r.content_md5()))
     return labels
 
 

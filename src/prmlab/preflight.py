@@ -41,8 +41,11 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def check_model(key: str, model: str) -> None:
-    """`key` (e.g. `judge.model`): a local folder with config, tokenizer and safetensors weights, or a hub name."""
+def check_model(key: str, model: str, kind: str = "lm") -> None:
+    """`key` (e.g. `judge.model`): a local folder with config, tokenizer and safetensors weights, or a hub name.
+    `kind`: "lm" (a causal LM: policy, judge, a PRM's base) or "prm" (the Qwen2.5-Math-PRM layout with its
+    2-class head), read from config.json and the safetensors headers before any weights load: a plain LM
+    scored as a PRM gets a freshly initialised head, and a PRM sampled as a policy writes nonsense."""
     p = Path(model).expanduser()
     if not p.is_dir():
         if p.exists():
@@ -60,6 +63,31 @@ def check_model(key: str, model: str) -> None:
         pickles = sorted(f.name for f in p.iterdir() if f.suffix in (".bin", ".pt", ".pth", ".ckpt"))
         why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
         raise ParamsError(f"{key}: {model} has no *.safetensors weights{why}")
+    check_model_kind(key, p, kind)
+
+
+def check_model_kind(key: str, p: Path, kind: str) -> None:
+    import json
+
+    from safetensors import safe_open
+
+    try:
+        arch = json.loads((p / "config.json").read_text()).get("architectures") or []
+    except ValueError as e:
+        raise ParamsError(f"{key}: {p}/config.json is not valid JSON ({e})") from None
+    shapes = {}
+    for f in p.glob("*.safetensors"):
+        with safe_open(str(f), framework="pt") as st:
+            shapes |= {k: st.get_slice(k).get_shape() for k in st.keys() if k.startswith(("score.", "lm_head."))}
+    if kind == "prm":
+        if "Qwen2ForProcessRewardModel" not in arch or "score.2.weight" not in shapes:
+            raise ParamsError(f"{key}: {p} is not a PRM in the Qwen2.5-Math-PRM layout (architectures {arch}, "
+                              f"no score head among its weights): scoring it would use a random head")
+        if shapes["score.2.weight"][0] != 2:
+            raise ParamsError(f"{key}: {p} has a {shapes['score.2.weight'][0]}-class score head; the "
+                              "Qwen2.5-Math-PRM layout has 2 (error, correct)")
+    elif arch and not any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in arch):
+        raise ParamsError(f"{key}: {p} is a {arch[0]}, not a causal LM (a PRM or classifier cannot generate)")
 
 
 def check_server(key: str, base_url: str, timeout_s: float = SERVER_TIMEOUT_S) -> None:
@@ -106,8 +134,12 @@ def model_identity(model: str) -> dict:
 
 
 def code_version(*modules) -> str:
-    """md5 over the source of the modules that produce a stage's records (the labelling code)."""
+    """md5 over the source of the modules that produce a stage's records (the labelling code) and over
+    the built-in prompt texts (`prmlab/prompts/*.txt`): every prompt reaches the model through them, so
+    an edited policy prompt must not let a resumed stage mix shards made under two prompts."""
     h = hashlib.md5()
     for m in modules:
         h.update(Path(m.__file__).read_bytes())
+    for f in sorted((Path(__file__).parent / "prompts").glob("*.txt")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()

@@ -139,6 +139,14 @@ class Response(Record):
               f"field 'true_first_error': {self.true_first_error} outside -1..{len(self.steps) - 1}")
         _need(self.num_tokens >= 0, f"field 'num_tokens': {self.num_tokens} < 0")
 
+    def content_md5(self) -> str:
+        """What a label was made from (problem and step text): labels carry it, so a label is never
+        joined to other text that happens to have the same response id."""
+        import hashlib
+        import json
+
+        return hashlib.md5(json.dumps([self.problem_id, self.steps]).encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class MCLabel(Record):
@@ -149,6 +157,7 @@ class MCLabel(Record):
     rollouts: int  # rollouts spent on this response
     search: str = "exhaustive"
     truncated: int = 0  # rollouts behind its estimates (shared prefixes included) cut by a length limit
+    content_md5: str = ""  # Response.content_md5 of what it labels ("" from hand-made files: not checked)
     key: ClassVar[str | None] = "response_id"
 
     def validate(self) -> None:
@@ -171,6 +180,7 @@ class JudgeLabel(Record):
     raw: list[str]
     votes: list[int | None] = field(default_factory=list)
     truncated: int = 0  # replies cut by a length limit (max_tokens / max_model_len) before their verdict could end
+    content_md5: str = ""  # Response.content_md5 of what it labels ("" from hand-made files: not checked)
     key: ClassVar[str | None] = "response_id"
 
     def validate(self) -> None:
