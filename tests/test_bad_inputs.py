@@ -301,6 +301,16 @@ def test_mlflow_params_never_hold_url_credentials():
     from prmlab.tracking import _loggable
 
     assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
+    # issue #30: a key in the query string was logged and printed, and requests went to `/v1?key=k/completions`
+    assert _loggable("https://host/v1?key=SECRET&x=1") == "https://host/v1?key=***&x=***"
+    assert _loggable("https://u:pw@host/v1?key=SECRET") == "https://***@host/v1?key=***"
+    assert _loggable("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    from prmlab.generation import BackendConfig, make_generator
+
+    gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?key=SECRET"))
+    assert str(gen.client.build_request("POST", "/completions").url) == "http://127.0.0.1:9/v1/completions?key=SECRET"
+    assert "SECRET" not in gen.url
+    gen.close()
 
 
 # --- counted skips: truncation -------------------------------------------------------------------
@@ -506,8 +516,10 @@ def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd)
     w.write_meta(0, {"no_steps": 2})
     w.write(0, [{"a": 1}])
     (w.dir / ".shard-00001.jsonl.x.tmp").write_text("half")  # a writer killed mid-shard
+    del w  # its process ends: the lock goes with it
     w = ShardWriter(tmp_path / "out.jsonl", "fp1")  # the rerun
     assert w.done(0) and w.read_meta(0) == {"no_steps": 2} and not list(w.dir.glob(".*.tmp"))
+    del w
     w = ShardWriter(tmp_path / "out.jsonl", "fp2")  # other weights, code, params or inputs
     assert not w.done(0) and not list(w.dir.glob("meta-*"))
     assert "discarding 1 shard(s)" in capfd.readouterr().err
@@ -550,3 +562,19 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
     tok.save_pretrained(tmp_path / "prm3")
     with pytest.raises(ParamsError, match=r"^PRM 'three': .* has a 3-class score head; the Qwen2.5-Math-PRM layout has 2"):
         check_model("PRM 'three'", str(tmp_path / "prm3"), kind="prm")
+
+
+def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
+    """Issue #30: two runs of one stage on the same output: the second did all the work, then crashed
+    on a shard the first had removed, leaving a stale shards folder. Now it stops before any work."""
+    from prmlab.io import ShardWriter
+
+    out = tmp_path / "labels" / "mc.jsonl"
+    first = ShardWriter(out, "fp")
+    first.write(0, [{"a": 1}])
+    with pytest.raises(DataError, match=rf"^{out}: another run is writing this output \(lock .*LOCK is held\)"):
+        ShardWriter(out, "fp")
+    assert first.done(0)  # the refused writer touched nothing
+    assert first.finish(1) == 1 and sorted(p.name for p in out.parent.iterdir()) == ["mc.jsonl"]
+    again = ShardWriter(out, "fp")  # free once the first has finished
+    again.finish(0)

@@ -36,6 +36,7 @@ def test_shard_writer_resumes_and_restarts_on_new_fingerprint(tmp_path):
     w = ShardWriter(out, "fp1")
     w.write(0, [{"i": 0}])
     assert w.done(0) and not w.done(1)
+    del w  # killed: its lock goes with it
     w2 = ShardWriter(out, "fp1")  # a rerun after a kill keeps finished shards
     assert w2.done(0)
     w2.write(1, [{"i": 1}])
@@ -44,4 +45,5 @@ def test_shard_writer_resumes_and_restarts_on_new_fingerprint(tmp_path):
     assert not (tmp_path / "labels.jsonl.shards").exists()
     w3 = ShardWriter(tmp_path / "other.jsonl", "a")
     w3.write(0, [{"i": 9}])
+    del w3
     assert not ShardWriter(tmp_path / "other.jsonl", "b").done(0)  # other params: start over

@@ -320,8 +320,14 @@ class OpenAIGenerator(Generator):
         key = os.environ.get(cfg.api_key_env, "EMPTY")
         check_api_key_transport("base_url", cfg.base_url, key)  # never a key in clear text across a network
         self.url = redact(cfg.base_url)  # what errors show: never credentials
+        # A query string (`?key=...`) goes with every request as params; left in base_url, httpx would
+        # append the request path after it (`/v1?key=k/completions`).
+        from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+        u = urlsplit(cfg.base_url)
         self.client = httpx.Client(
-            base_url=cfg.base_url.rstrip("/"), headers={"Authorization": f"Bearer {key}"}, timeout=cfg.timeout_s
+            base_url=urlunsplit((u.scheme, u.netloc, u.path.rstrip("/"), "", "")), params=dict(parse_qsl(u.query)),
+            headers={"Authorization": f"Bearer {key}"}, timeout=cfg.timeout_s
         )
         self.tokenizer = None
         if os.path.isdir(cfg.model):  # only needed to render chats for raw-text use

@@ -136,6 +136,17 @@ class ShardWriter:
         self.out = Path(out)
         self.dir = self.out.with_name(self.out.name + ".shards")
         self.dir.mkdir(parents=True, exist_ok=True)
+        # One writer per output: a second run of the stage on the same output would redo the work, race
+        # the first on its shards and crash on a shard the other removed. The lock dies with the process.
+        import fcntl
+
+        self._lock = open(self.dir / "LOCK", "a")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            raise DataError(f"{self.out}: another run is writing this output (lock {self.dir / 'LOCK'} is held); "
+                            "wait for it to finish or stop it") from None
         # Shards made with other inputs or params must not be reused.
         fp = self.dir / "FINGERPRINT"
         old = sorted(self.dir.glob("shard-*.jsonl"))
@@ -177,4 +188,5 @@ class ShardWriter:
         for p in self.dir.iterdir():
             p.unlink()
         self.dir.rmdir()
+        self._lock.close()
         return len(lines)

@@ -224,18 +224,22 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
 
 
 def redact(url: str) -> str:
-    """The URL without user:password (credentials in a URL are never printed or logged)."""
-    from urllib.parse import urlsplit, urlunsplit
+    """The URL without user:password and without query values (`?key=...`: hosted APIs take keys there),
+    so credentials in a URL are never printed or logged."""
+    from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return "<unparseable URL>"
-    if parts.username is None and parts.password is None:
+    if parts.username is None and parts.password is None and not parts.query:
         return url
-    netloc = f"***@{parts.hostname or ''}" + (f":{port}" if port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    netloc = parts.netloc
+    if parts.username is not None or parts.password is not None:
+        netloc = f"***@{parts.hostname or ''}" + (f":{port}" if port else "")
+    query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _loggable(v: Any) -> Any:
