@@ -57,6 +57,7 @@ def paper_small(standins: dict[str, str]) -> dict:
     for sec in ("eval_processbench", "eval_bon"):
         p[sec].update(scorer="transformers", batch_size=8, max_length=1024, dtype="float32", tensor_parallel_size=1)
     p["eval_processbench"].update(max_items=8, critic_n=1, critic_max_tokens=16)
+    p["eval_bon"]["n"] = 4  # as many as sample_eval draws: N cannot exceed it (issue #30)
     return p
 
 

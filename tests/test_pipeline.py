@@ -34,7 +34,7 @@ TINY = {
     "train_prm": {"epochs": 1.0, "batch_size": 8, "max_length": 512, "lr": 0.001},
     "build_processbench": {"n": 2, "max_items": 8, "max_tokens": 80},
     "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
-    "eval_bon": {"max_length": 1024},
+    "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n (issue #30)
 }
 
 
