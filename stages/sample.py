@@ -54,16 +54,16 @@ class SampleConfig:
 
 def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig, shard: int = 0) -> tuple[list[Response], dict]:
     outs = gen.chat([policy_messages(p.question) for p in problems], cfg.sampling(shard))
-    rows, dropped = [], {"no_steps": 0, "no_answer": 0, "truncated": 0}
+    rows, counts = [], {"no_steps": 0, "no_answer": 0, "truncated": 0}  # drops by reason, and cut responses
     for p, comps in zip(problems, outs):
         for j, c in enumerate(comps):
-            dropped["truncated"] += c.truncated  # cut by max_tokens / max_model_len: kept or dropped, counted
+            counts["truncated"] += c.truncated  # cut by max_tokens / max_model_len: kept or dropped, counted
             r, why = to_response(p, f"{p.id}/r{j}", c.text, c.num_tokens, cfg.keep_unanswered)
             if r is None:
-                dropped[why] += 1
+                counts[why] += 1
             else:
                 rows.append(r)
-    return rows, dropped
+    return rows, counts
 
 
 def summarize(responses: list[Response], problems: int, cfg: SampleConfig) -> dict:
@@ -111,8 +111,8 @@ def main() -> None:
         writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), model_identity(bcfg.model),
                                                 code_version(generation, grading, prompts)))
         def work(i, chunk):
-            rows, dropped = sample_responses(gen, chunk, cfg, i)
-            writer.write_meta(i, dropped)  # kept per shard: a resumed run counts the shards it skipped too
+            rows, counts = sample_responses(gen, chunk, cfg, i)
+            writer.write_meta(i, counts)  # kept per shard: a resumed run counts the shards it skipped too
             return rows
 
         responses = sharded(problems, cfg.shard_size, writer, work, a.section, unit="problems", cls=Response)

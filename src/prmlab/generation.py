@@ -138,8 +138,10 @@ class Generator(Closing):
         raise NotImplementedError
 
     def render(self, conversation: list[dict]) -> str:
-        conversation = [{**m, "content": self.plain(m["content"])} for m in conversation]
-        return self.tokenizer.apply_chat_template(conversation, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer.apply_chat_template(self.plain_messages(conversation), tokenize=False, add_generation_prompt=True)
+
+    def plain_messages(self, conversation: list[dict]) -> list[dict]:
+        return [{**m, "content": self.plain(m["content"])} for m in conversation]
 
     def plain(self, text: str) -> str:
         """`text` from data (a question, a step) made unable to become a control token: a step holding
@@ -155,13 +157,17 @@ _CONTROL = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|<extra_\d+>")
 _JOINER = "\u2060"  # WORD JOINER: invisible, and no tokenizer has it inside a control token
 
 
+def control_tokens(tokenizer) -> set[str]:
+    """The texts a tokenizer turns into control tokens: its added and special tokens."""
+    return {c for c in set(getattr(tokenizer, "get_added_vocab", dict)()) | set(getattr(tokenizer, "all_special_tokens", [])) if c}
+
+
 def plain_text(text: str, tokenizer=None) -> str:
     """Break every control token's text in `text` with an invisible joiner after its first character,
     so tokenizers read it as plain text. Text without one is returned unchanged (same ids as before)."""
     controls = set(_CONTROL.findall(text))
     if tokenizer is not None:
-        known = set(getattr(tokenizer, "get_added_vocab", dict)()) | set(getattr(tokenizer, "all_special_tokens", []))
-        controls |= {c for c in known if c and c in text}
+        controls |= {c for c in control_tokens(tokenizer) if c in text}
     for c in sorted(controls, key=len, reverse=True):
         text = text.replace(c, c[0] + _JOINER + c[1:])
     return text
@@ -205,8 +211,9 @@ class TransformersGenerator(Generator):
         out: list[list[Completion]] = [[] for _ in prompts]
         # Sort by token length so batches pad little; results go back to their original slots. A prompt
         # already at max_model_len gets no room: an empty completion, truncated, never a model call.
-        lens = [len(ids) for ids in tok(prompts, add_special_tokens=False).input_ids] if prompts else []
-        order = sorted((i for i in range(len(prompts)) if lens[i] < self.cfg.max_model_len), key=lambda i: lens[i])
+        prompt_ids = tok(prompts, add_special_tokens=False).input_ids if prompts else []
+        order = sorted((i for i in range(len(prompts)) if len(prompt_ids[i]) < self.cfg.max_model_len),
+                       key=lambda i: len(prompt_ids[i]))
         for i in set(range(len(prompts))) - set(order):
             out[i] = [Completion("", 0, True)] * sampling.n
         torch.manual_seed(sampling.seed)
@@ -218,7 +225,7 @@ class TransformersGenerator(Generator):
         bar = Progress(len(order), self.progress, unit="prompts", every=10.0) if self.progress else None
         for b0 in range(0, len(order), bs):
             idx = order[b0 : b0 + bs]
-            enc = tok([prompts[i] for i in idx], return_tensors="pt", padding=True, add_special_tokens=False)
+            enc = tok.pad({"input_ids": [prompt_ids[i] for i in idx]}, return_tensors="pt")  # left padding
             # Each request gets its own budget from its own length: sizing it from the padded batch cut
             # every short request short beside one long one (and MC labels came out wrong, silently).
             # The batch decodes up to the largest budget; each row is then cut back to its own.
@@ -383,8 +390,7 @@ class OpenAIGenerator(Generator):
         return self._run("/completions", prompts, "prompt", sampling)
 
     def chat(self, conversations: list[list[dict]], sampling: Sampling) -> list[list[Completion]]:
-        conversations = [[{**m, "content": self.plain(m["content"])} for m in c] for c in conversations]
-        return self._run("/chat/completions", conversations, "messages", sampling)
+        return self._run("/chat/completions", [self.plain_messages(c) for c in conversations], "messages", sampling)
 
     def close(self) -> None:
         self.client.close()

@@ -78,7 +78,7 @@ def check_model_kind(key: str, p: Path, kind: str) -> None:
     shapes = {}
     for f in p.glob("*.safetensors"):
         with safe_open(str(f), framework="pt") as st:
-            shapes |= {k: st.get_slice(k).get_shape() for k in st.keys() if k.startswith(("score.", "lm_head."))}
+            shapes |= {k: st.get_slice(k).get_shape() for k in st.keys() if k.startswith("score.")}
     if kind == "prm":
         if "Qwen2ForProcessRewardModel" not in arch or "score.2.weight" not in shapes:
             raise ParamsError(f"{key}: {p} is not a PRM in the Qwen2.5-Math-PRM layout (architectures {arch}, "

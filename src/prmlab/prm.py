@@ -27,7 +27,7 @@ from torch import nn
 from transformers import Qwen2Config, Qwen2Model, Qwen2PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from prmlab.generation import Closing, _has_gpu, shutdown_vllm
+from prmlab.generation import Closing, _has_gpu, control_tokens, shutdown_vllm
 from prmlab.prompts import policy_messages
 from prmlab.tracking import Progress
 
@@ -105,7 +105,7 @@ def plain_text_ids(tokenizer, render, data: list[str]) -> list[int]:
     `<extra_0>` or `<|im_end|>` must not become a step tag or a turn end. When no data string holds a
     control token's text (the usual case) the rendered text is tokenized whole, exactly as before;
     otherwise template pieces and data pieces are tokenized apart, the data with special tokens split."""
-    controls = set(tokenizer.get_added_vocab()) | set(tokenizer.all_special_tokens)
+    controls = control_tokens(tokenizer)
     if not any(c in d for d in data for c in controls):
         return tokenizer.encode(render(data), add_special_tokens=False)
     marks = [f"\ue000{i}\ue001" for i in range(len(data))]  # private-use code points: never in the template
