@@ -27,17 +27,20 @@ from prefect import flow, get_run_logger, task  # noqa: E402
 
 # dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
 # problems, bootstrap, train_judge and build_processbench exist in the toy profile only, inputs in the real one (params `profile`).
-STAGES = ["problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "prm_data", "train_prm",
-          "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
+# human_data exists only where params human_labels names a file.
+STAGES = ["problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "human_data", "prm_data",
+          "train_prm", "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]
 ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "build_processbench": "toy", "inputs": "real"}
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:
     """The stage groups the project's params.yaml profile has, in order."""
-    from prmlab.params import ProfileConfig, load_params
+    from prmlab.params import ProfileConfig, load_params, read_params
 
-    name = load_params("profile", ProfileConfig, Path(project_dir) / "params.yaml").name
-    return [s for s in STAGES if ONLY.get(s, name) == name]
+    path = Path(project_dir) / "params.yaml"
+    name = load_params("profile", ProfileConfig, path).name
+    human = bool(read_params(path).get("human_labels"))
+    return [s for s in STAGES if ONLY.get(s, name) == name and (s != "human_data" or human)]
 
 
 def _dvc() -> str:

@@ -3,7 +3,9 @@ first error; write each label source's PRM training set in TRL's stepwise format
 
 Sources: `mc_hard`, `mc_soft` (hard labels plus the MC value, for a regression loss), `judge`,
 `consensus` (MC first error == judge first error; "no error" agreeing counts), and, where the
-verifier's labels exist (toy world), `oracle`, the analogue of the paper's human-labelled PRM800K.
+verifier's labels exist (toy world), `oracle`, the analogue of the paper's human-labelled PRM800K;
+and the released sets named in params `human_labels` (`prm800k`, `math_shepherd`), which
+human_data@<source> converted and deduplicated (--human folder): their training set is that file.
 
 Two DVC stages run this module. `consensus` writes the agreement counts and the label-quality
 audit (--metrics, --audit-table). `prm_data@<source>`, one per entry of `train_prm.sources`, writes
@@ -18,10 +20,13 @@ Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ..
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from prmlab.human_labels import HUMAN_SOURCES
 from prmlab.io import DataError, read_jsonl, read_jsonl_lines, write_json, write_jsonl
 from prmlab.labeling import SOURCES, audit, build_training_sets
 from prmlab.params import ParamsError, read_params
-from prmlab.records import JudgeLabel, MCLabel, Problem, Response
+from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
 from prmlab.tracking import stage_run, summary
 
 
@@ -63,14 +68,28 @@ def main() -> None:
 
     a = parse_args("consensus filtering and PRM training sets", problems="problems JSONL", samples="responses JSONL",
                    mc="MC labels JSONL", judge="judge labels JSONL", source="?one label source: write its training set",
-                   out="?its training set JSONL", metrics="?metrics JSON", audit_table="?audit table JSON")
+                   out="?its training set JSONL", metrics="?metrics JSON", audit_table="?audit table JSON",
+                   human="?folder of human_data@<source> outputs (prm800k, math_shepherd)")
     try:
         if not ((a.source and a.out) or (a.metrics and a.audit_table)):
             raise ParamsError("give --source and --out (one training set) or --metrics and --audit-table (the audit)")
         # The one key of `train_prm` this stage reads (train_prm validates the section as a whole).
         sources = read_params(a.params).get("train_prm", {}).get("sources")
-        if not isinstance(sources, list) or not set(sources) <= set(SOURCES):
-            raise ParamsError(f"train_prm.sources: expected a list of {list(SOURCES)}, got {sources!r}")
+        if not isinstance(sources, list) or not set(sources) <= set(SOURCES + HUMAN_SOURCES):
+            raise ParamsError(f"train_prm.sources: expected a list of {list(SOURCES + HUMAN_SOURCES)}, got {sources!r}")
+        if a.source in HUMAN_SOURCES:
+            # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
+            path = Path(a.human or "data/human") / f"{a.source}.jsonl"
+            if not path.exists():
+                raise ParamsError(f"train_prm.sources names {a.source!r}, but params human_labels names no {a.source} "
+                                  f"file (human_labels: {{{a.source}: PATH}}), so {path} was never written")
+            rows = read_jsonl(path, PRMExample)
+            with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[path], tags={"prmlab.source": a.source}) as run:
+                write_jsonl(a.out, rows)
+                run.metrics({"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)})
+            summary(f"prm_data@{a.source}", f"{len(rows)} examples ({sum(0 in ex.labels for ex in rows)} with a wrong step) "
+                    f"from {path} -> {a.out}")
+            return
         problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
         responses = read_jsonl(a.samples, Response)
         mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
@@ -96,7 +115,7 @@ def main() -> None:
         summary(f"prm_data@{a.source}", f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) -> {a.out}")
         return
     with stage_run("consensus", {"with_oracle": with_oracle, "sources": sources}, inputs=[a.samples, a.mc, a.judge]) as run:
-        for source in sources:
+        for source in (s for s in sources if s in sets):  # human sources' counts: metrics/human_data/
             counts[f"examples_{source}"] = len(sets[source])
             counts[f"negative_share_{source}"] = sum(0 in ex.labels for ex in sets[source]) / max(len(sets[source]), 1)
         table = audit_table(responses, mc, judge)
@@ -107,7 +126,7 @@ def main() -> None:
         run.artifact(a.audit_table)
     summary("consensus", f"kept {counts['agree']}/{counts['responses']} ({100 * counts['consensus_kept_share']:.0f}%) "
             f"where MC and judge agree; {counts['judge_unparsed']} judge answers unparsed; sets: "
-            + ", ".join(f"{s}={len(sets[s])}" for s in sources))
+            + ", ".join(f"{s}={len(sets[s])}" for s in sources if s in sets))
 
 
 if __name__ == "__main__":

@@ -8,8 +8,10 @@ DVC runs it on every `dvc repro` (`always_changed`: hub names and folders outsid
 be declared); it takes seconds, and what it writes changes only when the data or models do, so
 nothing downstream reruns otherwise. The toy profile's counterpart is stages/bootstrap.py.
 
-Inputs: params `real`, `policy.model`, `judge.model`, `eval_processbench.subsets`.
-Outputs: --problems-dir/{train,eval}.jsonl, --processbench JSONL (ProcessBenchItem), --manifests/{policy,judge}.json, --metrics.
+Inputs: params `real`, `policy.model`, `judge.model`, `eval_processbench.subsets`; `train_prm.sources` and
+`human_labels` are checked against each other here, the profile's first stage.
+Outputs: --problems-dir/{train,eval}.jsonl and eval_texts.json (every evaluation set's problem texts,
+uncapped: what training data must not contain), --processbench JSONL (ProcessBenchItem), --manifests/{policy,judge}.json, --metrics.
 Run: python -m stages.inputs --problems-dir data/problems --processbench data/processbench/items.jsonl --manifests data/models --metrics metrics/inputs.json
 """
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prmlab.data import dedup, load_benchmark, load_processbench
+from prmlab.human_labels import check_sources
 from prmlab.io import DataError, write_json, write_jsonl
 from prmlab.manifest import write_manifests
 from prmlab.params import ParamsError, check, load_params, read_params
@@ -52,7 +55,8 @@ class RealConfig:
 
 
 def build(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list], dict]:
-    """Problems per split (train deduplicated against every evaluation set) and ProcessBench items."""
+    """Problems per split (train deduplicated against every evaluation set), ProcessBench items, and
+    every evaluation set's problem texts ({set name: texts}, uncapped)."""
     evals: list[Problem] = []
     counts: dict = {}
     for name, path in cfg.eval.items():
@@ -67,10 +71,11 @@ def build(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list], dict]:
         rows = load_benchmark(name, path)
         counts[f"train_{name}"] = len(rows)
         train += rows
+    # Against the full benchmarks, not the capped ones: a capped run must not train on what a full one tests.
+    # Written out too (eval_texts.json): human_data@<source> drops released labels on these problems.
+    eval_texts = {name: [p.question for p in load_benchmark(name, path)] for name, path in cfg.eval.items()}
+    eval_texts |= {f"processbench_{s}": [i.problem for i in pb if i.subset == s] for s in subsets}
     if cfg.dedup:
-        # Against the full benchmarks, not the capped ones: a capped run must not train on what a full one tests.
-        eval_texts = {name: [p.question for p in load_benchmark(name, path)] for name, path in cfg.eval.items()}
-        eval_texts |= {f"processbench_{s}": [i.problem for i in pb if i.subset == s] for s in subsets}
         train, removed = dedup(train, eval_texts)
         counts |= removed
     if cfg.max_train:
@@ -78,7 +83,7 @@ def build(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list], dict]:
     counts |= {"train_problems": len(train), "eval_problems": len(evals), "processbench_items": len(pb),
                "train_without_gold": sum(p.gold_answer is None for p in train),
                "eval_without_gold": sum(p.gold_answer is None for p in evals)}
-    return {"train": train, "eval": evals, "processbench": pb}, counts
+    return {"train": train, "eval": evals, "processbench": pb, "eval_texts": eval_texts}, counts
 
 
 def main() -> None:
@@ -90,6 +95,7 @@ def main() -> None:
         cfg = load_params("real", RealConfig, a.params)
         cfg.check_paths()
         raw = read_params(a.params)
+        check_sources(raw)  # a human label source without its file: named now, not after the labelling stages
         models = {role: str(raw[role]["model"]) for role in ("policy", "judge")}
         subsets = list(raw["eval_processbench"]["subsets"])
         from prmlab.preflight import check_model
@@ -104,6 +110,7 @@ def main() -> None:
             for split in ("train", "eval"):
                 write_jsonl(Path(a.problems_dir) / f"{split}.jsonl", data[split])
             write_jsonl(a.processbench, data["processbench"])
+            write_json(Path(a.problems_dir) / "eval_texts.json", data["eval_texts"])
             write_json(a.metrics, m)
             run.metrics({k: v for k, v in m.items() if k != "models"})
             run.artifact(a.metrics)

@@ -6,7 +6,9 @@ Three disjoint splits of arithmetic word problems whose every step the verifier 
 bootstrap@toy's models, so a new world seed (a seed study, `make study-seeds`) redraws the problems
 in seconds and keeps the committed models. The real profile's counterpart is stages/inputs.py.
 
-Inputs: params `toy`. Outputs: --problems-dir/{train,eval,processbench}.jsonl, --metrics JSON.
+Inputs: params `toy` (and `train_prm.sources` against `human_labels`, checked here, the profile's first stage).
+Outputs: --problems-dir/{train,eval,processbench}.jsonl and eval_texts.json (the evaluation sets' problem
+texts, as inputs@real writes them), --metrics JSON.
 Run: python -m stages.problems --problems-dir data/problems --metrics metrics/problems.json
 """
 
@@ -15,8 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from prmlab.human_labels import check_sources
 from prmlab.io import write_json, write_jsonl
-from prmlab.params import check
+from prmlab.params import check, read_params
 from prmlab.records import Problem
 from prmlab.toy.world import make_problems
 from prmlab.tracking import summary
@@ -54,9 +57,13 @@ def main() -> None:
 
     a = parse_args(__doc__.splitlines()[0], problems_dir="folder for problem files", metrics="metrics JSON")
     cfg = load_params("toy", ToyWorldConfig, a.params)
+    check_sources(read_params(a.params))  # a human label source without its file: named now, not at prm_data
     probs = world_problems(cfg)
     for split, items in probs.items():
         write_jsonl(Path(a.problems_dir) / f"{split}.jsonl", items)
+    # The evaluation sets' problem texts (as inputs@real writes them): what training data must not contain.
+    write_json(Path(a.problems_dir) / "eval_texts.json", {"toy": [p.question for p in probs["eval"]],
+                                                          "processbench_toy": [p.question for p in probs["processbench"]]})
     m = {f"{split}_problems": len(items) for split, items in probs.items()}
     m["mean_steps"] = sum(len(p.meta["nodes"]) for items in probs.values() for p in items) / sum(map(len, probs.values()))
     write_json(a.metrics, m)

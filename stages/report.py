@@ -1,6 +1,6 @@
 """Stage report: the paper-shaped tables, figures and a findings table, rebuilt from metrics files.
 
-Tables: label quality by source, ProcessBench like the PRM paper's Table 7, flawed-process accuracy
+Tables: released step labels converted (PRM800K, Math-Shepherd), label quality by source, ProcessBench like the PRM paper's Table 7, flawed-process accuracy
 like Table 5, Best-of-N like Table 6 and against N, min-score position (Fig. 8). Figures (PNG): min-score
 position bars and histogram, BoN vs ProcessBench per label source, label precision/recall, Best-of-N
 accuracy against N, ProcessBench error/correct-sample accuracy per model, the findings' intervals (the
@@ -26,6 +26,11 @@ from prmlab.tracking import stage_run, summary
 # Table 7: released PRMs).
 PAPER_PB = {"Qwen2.5-Math-PRM-7B (Table 7)": 73.5, "Math-Shepherd-PRM-7B (Table 7)": 31.5,
             "MC estimation (Table 4)": 40.1, "LLM-as-a-judge (Table 4)": 46.5, "human, PRM800K (Table 4)": 56.5}
+# The paper's PRM trained on the same kind of labels as each of our sources: (row, ProcessBench avg. F1,
+# Best-of-8 avg. accuracy or None). Table 3's Math-Shepherd row is a PRM trained on its released 440k set.
+PAPER_BY_SOURCE = {"mc_hard": ("MC estimation (Table 4)", 40.1, None), "judge": ("LLM-as-a-judge (Table 4)", 46.5, None),
+                   "prm800k": ("human annotation, PRM800K (Table 4)", 56.5, None),
+                   "math_shepherd": ("MC Math-Shepherd 440k (Table 3)", 28.9, 64.3)}
 
 
 def _load(d: Path, name: str) -> dict:
@@ -267,6 +272,16 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                f"MC spent {mc.get('rollouts')} rollouts ({mc.get('truncated_rollouts', 0)} cut by a length limit, counted as failing); "
                f"the judge left {jd.get('unparsed')} answers unparsed ({jd.get('truncated_replies', 0)} replies cut by a length limit); "
                f"consensus kept {cons.get('agree')} of {cons.get('responses')} ({fmt(100 * cons.get('consensus_kept_share', 0))}%, paper: ~40%).", ""]
+    human = {src: _load(mdir / "human_data", src) for src in (sources or []) if (mdir / "human_data" / f"{src}.json").exists()}
+    if human:
+        md += ["## Released step labels (PRM800K, Math-Shepherd)", "",
+               "Converted by human_data@<source> (rules: src/prmlab/human_labels.py); examples whose problem is in an "
+               "evaluation set were dropped.", "",
+               table(["source", "rows", "skipped (quality control / screening / no rated step)", "examples",
+                      "dropped as evaluation problems", "kept", "kept with a wrong step"],
+                     [[src, h.get("rows", 0), f"{h.get('skipped_quality_control', 0)} / {h.get('skipped_screening', 0)} / "
+                       f"{h.get('skipped_no_rated_step', 0)}", h.get("converted", 0), h.get("removed_total", 0),
+                       h.get("examples", 0), h.get("with_wrong_step", 0)] for src, h in human.items()]), ""]
     audit = cons.get("audit") or {}
     if audit:
         md += ["## Label quality by source (against the exact verifier)", "",
@@ -287,16 +302,18 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
             t = res.get("tuned", res)
             t05 = res.get("threshold_0.5", t)
             head = pb_heldout_f1(res, held)
+            paper = PAPER_BY_SOURCE.get(name[4:]) if name.startswith("prm/") else None
             rows.append([name] + [f"{t[s]['error_acc']:.1f} / {t[s]['correct_acc']:.1f} / {t[s]['f1']:.1f}" for s in subsets]
                         + [head if head is not None else "-", t05.get("heldout_average_f1") or t05["average_f1"],
-                           t.get("threshold", "-"), _auc(res, held)])
+                           t.get("threshold", "-"), _auc(res, held), f"{paper[1]} ({paper[0]})" if paper else "-"])
             rows5.append([name] + [t[s]["flawed_correct_answer_acc"] for s in subsets])
             if name.startswith("prm/"):
                 pb_f1[name[4:]] = head if head is not None else t["average_f1"]
         scope = f"held-out subsets ({', '.join(held)}; threshold tuned on {tune})" if tune and held else "all subsets"
         md += ["## ProcessBench (like Table 7)", "",
                f"error acc / correct acc / F1 per subset; average F1 over the {scope}, at the tuned threshold and at 0.5.", "",
-               table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold", "step AUC"], rows), "",
+               table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold", "step AUC",
+                      "paper avg F1, same label source"], rows), "",
                "Step AUC: the chance that a step before the first error scores above the first wrong step "
                f"({'held-out subsets' if held else 'all subsets'}; threshold-free; 0.5 is chance).", "",
                "Paper, average F1: " + ", ".join(f"{k} {v}" for k, v in PAPER_PB.items()) + ".", "",
@@ -327,8 +344,11 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
             for agg in ("product", "min", "last"):
                 if f"prm_{agg}" in t["average"]:
                     rows.append([f"{name} prm@{n} ({agg})", t["average"][f"prm_{agg}"], t["average"].get(f"prm_{agg}_process_verified", "-")])
+        paper_bon = [f"{row} {bon}" for src, (row, _, bon) in PAPER_BY_SOURCE.items() if bon is not None and src in res]
         md += ["## Best-of-N (like Table 6)", "", f"{bonm['problems']} problems, up to {n} responses each.", "",
                table(["method", "accuracy", "process-verified accuracy"], rows), ""]
+        if paper_bon:
+            md += ["Paper, Best-of-8 average accuracy with a PRM from the same label source: " + ", ".join(paper_bon) + ".", ""]
         md += weak_prm_note(res, pbm, n)
         if len(res["baselines"]) > 2:  # more than one benchmark besides the average
             md += ["## Best-of-N per benchmark (like Table 6)", "", table6(res, n), "",

@@ -30,6 +30,7 @@ def new_project(d: Path, params: dict) -> Path:
         shutil.copy(ROOT / name, d / name)
     for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
         (d / keep).mkdir(parents=True, exist_ok=True)
+    shutil.copytree(ROOT / "data/human", d / "data/human", ignore=shutil.ignore_patterns("*.jsonl", ".gitignore"))  # tracked: prm_data's dep
     (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],

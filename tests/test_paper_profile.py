@@ -20,7 +20,8 @@ from graph_audit import audit_env, undeclared
 BIN = Path(sys.executable).parent
 pytestmark = [pytest.mark.slow, pytest.mark.realdata]
 
-SOURCES = ["mc_hard", "mc_soft", "judge", "consensus"]
+SOURCES = ["mc_hard", "mc_soft", "judge", "consensus"]  # params/paper.yaml's as shipped
+TRAINED = SOURCES + ["prm800k"]  # the run below adds human labels: PRM800K's staged rows (issue #31)
 BON = ["gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench", "college_math", "mmlu_stem"]
 PB = ["gsm8k", "math", "olympiadbench", "omnimath"]
 
@@ -58,6 +59,8 @@ def paper_small(standins: dict[str, str]) -> dict:
         p[sec].update(scorer="transformers", batch_size=8, max_length=1024, dtype="float32", tensor_parallel_size=1)
     p["eval_processbench"].update(max_items=8, critic_n=1, critic_max_tokens=16)
     p["eval_bon"]["n"] = 4  # as many as sample_eval draws: N cannot exceed it (issue #30)
+    p["human_labels"] = {"prm800k": str(DATA / "prm_samples/samples_prm800k.jsonl")}
+    p["train_prm"]["sources"] = TRAINED
     return p
 
 
@@ -65,6 +68,7 @@ def paper_small(standins: dict[str, str]) -> dict:
 def paper_run(toy, tmp_path_factory):
     need_data("train/math_train")
     need_data("bon_benchmarks/math/test")
+    need_data("prm_samples/samples_prm800k.jsonl")
     d = tmp_path_factory.mktemp("paper")
     standins = {}
     for role in ("policy", "judge"):
@@ -90,7 +94,7 @@ def lines(d: Path, rel: str) -> list[dict]:
 def test_every_stage_of_the_real_graph_ran_with_the_expected_counts(paper_run):
     d, out = paper_run["dir"], paper_run["out"]
     expected = ["inputs@real", "sample", "label_mc", "label_judge", "consensus", "sample_eval", "eval_processbench",
-                "eval_bon", "analyze_bias", "report"] + [f"{s}@{x}" for s in ("prm_data", "train_prm") for x in SOURCES]
+                "eval_bon", "analyze_bias", "report", "human_data@prm800k"] + [f"{s}@{x}" for s in ("prm_data", "train_prm") for x in TRAINED]
     for stage in expected:
         assert f"Running stage '{stage}'" in out, stage
     for toy_only in ("bootstrap", "problems@toy", "train_judge", "build_processbench", "@oracle"):
@@ -103,18 +107,26 @@ def test_every_stage_of_the_real_graph_ran_with_the_expected_counts(paper_run):
     sample = load(d, "metrics/sample.json")
     assert sample["problems"] == 8 and sample["generated"] == 16
     assert len(lines(d, "data/labels/judge.jsonl")) == sample["kept"] == len(lines(d, "data/labels/mc.jsonl"))
-    for s in SOURCES:
+    for s in TRAINED:
         assert (d / "models/prm" / s / "model.safetensors").exists()
         assert (d / f"data/prm_train/{s}.jsonl").exists()
         assert load(d, f"metrics/train_prm/{s}.json")["examples"] == len(lines(d, f"data/prm_train/{s}.jsonl"))
     assert not (d / "models/prm/oracle").exists()
+    # PRM800K's staged rows: 6, one a screening row; 4 of the 5 problems are MATH test problems (full benchmark,
+    # though the run evaluates 4 of them): dropped. The one left is the PRM800K PRM's training set.
+    human = load(d, "metrics/human_data/prm800k.json")
+    assert (human["rows"], human["skipped_screening"], human["converted"], human["removed_math"], human["examples"]) == (6, 1, 5, 4, 1)
+    assert len(lines(d, "data/prm_train/prm800k.jsonl")) == 1
+    report = (d / "reports/report.md").read_text()
+    assert "## Released step labels (PRM800K, Math-Shepherd)" in report and "| prm800k | 6 | 0 / 1 / 0 | 5 | 4 | 1 | 0 |" in report
+    assert "56.5 (human annotation, PRM800K (Table 4))" in report and "prm800k (human labels) - judge" in report
 
 
 def test_processbench_used_four_subsets_with_the_threshold_tuned_on_gsm8k(paper_run):
     pb = load(paper_run["dir"], "metrics/eval_processbench.json")
     assert pb["items"] == {s: 8 for s in PB}
-    assert set(pb["models"]) == {f"prm/{s}" for s in SOURCES} | {"critic/judge"}
-    for s in SOURCES:
+    assert set(pb["models"]) == {f"prm/{s}" for s in TRAINED} | {"critic/judge"}
+    for s in TRAINED:
         res = pb["models"][f"prm/{s}"]
         assert res["tuned"]["threshold_subset"] == "gsm8k" and set(PB) <= set(res["tuned"])
     rows = lines(paper_run["dir"], "data/eval/processbench_scores.jsonl")
@@ -127,7 +139,7 @@ def test_processbench_used_four_subsets_with_the_threshold_tuned_on_gsm8k(paper_
 def test_best_of_n_covered_the_seven_benchmarks(paper_run):
     bon = load(paper_run["dir"], "metrics/eval_bon.json")
     assert set(bon["results"]["baselines"]) == set(BON) | {"average"}
-    for s in SOURCES:
+    for s in TRAINED:
         assert set(bon["results"][s]) == set(BON) | {"average"}
         assert all(bon["results"][s][b]["problems"] == 4 for b in BON)
     report = (paper_run["dir"] / "reports/report.md").read_text()
@@ -141,7 +153,7 @@ def test_mlflow_has_a_run_per_stage(paper_run):
     exp = client.get_experiment_by_name("prmlab")
     names = {r.info.run_name for r in client.search_runs([exp.experiment_id], max_results=500)}
     expected = {"inputs", "sample", "label_mc", "label_judge", "consensus", "sample_eval", "eval_processbench",
-                "eval_bon", "analyze_bias", "report"} | {f"{s}@{x}" for s in ("prm_data", "train_prm") for x in SOURCES}
+                "eval_bon", "analyze_bias", "report", "human_data@prm800k"} | {f"{s}@{x}" for s in ("prm_data", "train_prm") for x in TRAINED}
     assert expected <= names, expected - names
 
 

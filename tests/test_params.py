@@ -88,7 +88,11 @@ def test_every_profile_loads_and_validates(profile):
     configs = section_configs()
     toy_only, real_only = {"toy", "toy_models", "toy_judge", "build_processbench"}, {"real"}
     expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
-    assert set(data) == expected, f"{profile}: sections differ from the stages' configs"
+    # human_labels is {source: path}, no dataclass: human_labels.check_sources validates it with train_prm.sources.
+    assert set(data) == expected | {"human_labels"}, f"{profile}: sections differ from the stages' configs"
+    from prmlab.human_labels import check_sources
+
+    check_sources(data)
     loaded = {s: load_params(s, cls, path) for s, cls in configs.items() if s in expected}
     if profile != "params.yaml":
         # The paper profile must not depend on anything toy-only.

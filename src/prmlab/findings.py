@@ -196,13 +196,15 @@ class Findings:
             return all(n in have_pb for n in names)
 
         # 1. MC < judge < human
-        if need("mc_hard", "judge", "oracle"):
-            d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff("oracle", "judge")
+        # Human labels: PRM800K where the run trained on it (paper profile), else the toy verifier's stand-in.
+        human = "prm800k" if "prm800k" in have_pb else "oracle"
+        if need("mc_hard", "judge", human):
+            d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff(human, "judge")
+            who = "prm800k (human labels)" if human == "prm800k" else "oracle (the verifier, our human stand-in)"
             add("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
                 PAPER["table4"],
-                f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; oracle (the verifier, our "
-                f"human stand-in) - judge {_fmt_ci(*d2)}",
-                all_of([verdict(*d1[1:]), verdict(*d2[1:])]), f1_judge_minus_mc=d1, f1_oracle_minus_judge=d2)
+                f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; {who} - judge {_fmt_ci(*d2)}",
+                all_of([verdict(*d1[1:]), verdict(*d2[1:])]), f1_judge_minus_mc=d1, **{f"f1_{human}_minus_judge": d2})
         # 2. consensus keeps ~40% and matches or beats MC with less data
         n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
         if n:
