@@ -1,15 +1,18 @@
 """`prmlab`: the few commands a researcher types, thin over the stages and flows (no second implementation).
 
     prmlab run [--stages sample label_mc ...]       # the study: the Prefect flow over `dvc repro` (as make repro)
-    prmlab eval PRM [--name NAME] [--only processbench|bon] [--out DIR]
-                                                    # a PRM folder or hub name on ProcessBench and Best-of-N,
-                                                    # outside the DVC graph, with this project's items and params
+    prmlab eval PRM [PRM ...] [--layout L] [--reference M] [--name NAME] [--only processbench|bon] [--out DIR]
+                                                    # PRM folders or hub names, any layout of the paper's Table 7
+                                                    # (prmlab.layouts), on ProcessBench and Best-of-N, outside the
+                                                    # DVC graph, with this project's items and params
     prmlab metrics                                  # the headline numbers (reports/headline.json)
 
-`eval` runs stages.eval_processbench and stages.eval_bon on the graph's evaluation inputs
+`eval` runs stages.eval_processbench and stages.eval_bon for each PRM on the graph's evaluation inputs
 (data/processbench/items.jsonl; data/problems/eval.jsonl and data/eval_samples/eval.jsonl), with a
-copy of params.yaml that drops the critic and the reference PRMs, and writes DIR/{processbench,bon}.json
-plus per-item scores (default DIR: runs/eval-NAME). Missing inputs are named with the `dvc repro`
+copy of params.yaml that drops the critic and the reference PRMs; writes DIR/NAME/{processbench,bon}.json
+plus per-item scores, and DIR/table.{md,json}: ProcessBench like Table 7 (the paper's number beside a
+known checkpoint) and Best-of-N like Table 6, with Fig. 8's min-on-final-step share. One MLflow run per
+PRM, the stages' runs nested under it (default DIR: runs/eval-NAME, or runs/eval for several). Missing inputs are named with the `dvc repro`
 target that makes them, before any model loads.
 """
 
@@ -28,14 +31,90 @@ INPUTS = {"processbench": [("data/processbench/items.jsonl", "build_processbench
                   ("data/eval_samples/eval.jsonl", "sample_eval")]}
 
 
-def _stage(module: str, args: list[str]) -> None:
-    p = subprocess.run([sys.executable, "-m", f"stages.{module}", *args])
+def _stage(module: str, args: list[str], env: dict | None = None) -> None:
+    p = subprocess.run([sys.executable, "-m", f"stages.{module}", *args], env=env)
     if p.returncode != 0:
         sys.exit(p.returncode)
 
 
-def evaluate(prm: str, name: str, only: str | None, out: Path, params: Path) -> None:
+def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, params: str, env: dict) -> None:
+    if "processbench" in which:
+        _stage("eval_processbench", ["--items", "data/processbench/items.jsonl", *spec_args, "--metrics", str(out / "processbench.json"),
+                                     "--scores", str(out / "processbench_scores.jsonl"), "--params", params], env)
+    if "bon" in which:
+        _stage("eval_bon", ["--problems", "data/problems/eval.jsonl", "--samples", "data/eval_samples/eval.jsonl", *spec_args,
+                            "--metrics", str(out / "bon.json"), "--scores", str(out / "bon_scores.jsonl"), "--params", params], env)
+
+
+def table_row(name: str, model: str, out: Path) -> dict:
+    """One model's numbers from its eval outputs: ProcessBench per subset and average (Table 7's
+    shape), Best-of-N per aggregation with maj@N and pass@N (Table 6's), and Fig. 8's min-score position."""
+    from prmlab.io import read_json, read_jsonl
+    from prmlab.layouts import PAPER_TABLE7
+    from prmlab.metrics import min_position_stats
+
+    row: dict = {"name": name, "model": model, "paper_table7_f1": PAPER_TABLE7.get(model)}
+    if (out / "processbench.json").exists():
+        res = read_json(out / "processbench.json")["models"][f"prm/{name}"]
+        tuned = res["tuned"]
+        subsets = [k for k, v in tuned.items() if isinstance(v, dict) and "f1" in v]
+        row["processbench"] = {s: {k: tuned[s][k] for k in ("error_acc", "correct_acc", "f1")} for s in subsets}
+        row["processbench_avg_f1"] = tuned["average_f1"]
+        row["processbench_avg_f1_at_0.5"] = res.get("threshold_0.5", {}).get("average_f1")
+        row["threshold"] = tuned.get("threshold")
+    if (out / "bon.json").exists():
+        bon = read_json(out / "bon.json")
+        avg = bon["results"][name]["average"]
+        row["bon_n"] = bon["n"]
+        row["bon"] = {k[4:]: v for k, v in avg.items() if k.startswith("prm_") and not k.endswith("_process_verified")}
+        row["maj"], row["pass"] = bon["results"]["baselines"]["average"]["maj"], bon["results"]["baselines"]["average"]["pass"]
+        stats = min_position_stats(read_jsonl(out / "bon_scores.jsonl"), bins=10)
+        row["min_on_final_step"] = stats["min_on_last_step_all"] if stats["responses"] else None
+    return row
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Tables 7 and 6 of the PRM paper, for the models evaluated, with the paper's row where known."""
+    def f(x):
+        return "-" if x is None else (f"{x:.1f}" if isinstance(x, float) else str(x))
+
+    lines = []
+    pb = [r for r in rows if "processbench" in r]
+    if pb:
+        subsets = list(pb[0]["processbench"])
+        lines += ["ProcessBench (like Table 7): F1 per subset (error acc / correct acc / F1), average F1 at the threshold tuned "
+                  "on the threshold subset and at 0.5, and the paper's average F1 for the same checkpoint (Table 7).", "",
+                  "| model | " + " | ".join(subsets) + " | avg F1 | avg F1 (0.5) | paper avg F1 (Table 7) |",
+                  "|" + "---|" * (len(subsets) + 4)]
+        for r in pb:
+            cells = [f"{f(r['processbench'][s]['error_acc'])} / {f(r['processbench'][s]['correct_acc'])} / {f(r['processbench'][s]['f1'])}"
+                     for s in subsets]
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {f(r['processbench_avg_f1'])} | "
+                         f"{f(r['processbench_avg_f1_at_0.5'])} | {f(r['paper_table7_f1'])} |")
+        lines.append("")
+    bon = [r for r in rows if "bon" in r]
+    if bon:
+        aggs = list(bon[0]["bon"])
+        n = bon[0]["bon_n"]
+        lines += [f"Best-of-{n} (like Table 6), average over the benchmarks; min on final step: share of multi-step "
+                  "responses whose lowest step score is on the last step (Fig. 8).", "",
+                  "| model | " + " | ".join(f"prm@{n} ({a})" for a in aggs) + f" | maj@{n} | pass@{n} | min on final step (%) |",
+                  "|" + "---|" * (len(aggs) + 4)]
+        for r in bon:
+            lines.append(f"| {r['name']} | " + " | ".join(f(r["bon"].get(a)) for a in aggs)
+                         + f" | {f(r['maj'])} | {f(r['pass'])} | {f(r['min_on_final_step'])} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def evaluate(models: list[str], names: list[str], layout: str | None, reference: str | None, only: str | None,
+             out: Path, params: Path) -> list[dict]:
+    """Each model on ProcessBench and Best-of-N through the eval stages, one MLflow run per model
+    (the stages' runs nested under it); writes out/<name>/ and out/table.{md,json}."""
+    import mlflow
     import yaml
+
+    from prmlab.tracking import ensure_experiment, tracking_uri
 
     which = [only] if only else ["processbench", "bon"]
     missing = [f"{path} (make it with `dvc repro {target}`)" for w in which for path, target in INPUTS[w] if not Path(path).exists()]
@@ -47,18 +126,28 @@ def evaluate(prm: str, name: str, only: str | None, out: Path, params: Path) -> 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=out, delete=False) as f:
         yaml.safe_dump(cfg, f, sort_keys=False)
+    rows = []
+    mlflow.set_tracking_uri(tracking_uri())
+    ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     try:
-        if "processbench" in which:
-            _stage("eval_processbench", ["--items", "data/processbench/items.jsonl", "--prm", f"{name}={prm}",
-                                         "--metrics", str(out / "processbench.json"), "--scores",
-                                         str(out / "processbench_scores.jsonl"), "--params", f.name])
-        if "bon" in which:
-            _stage("eval_bon", ["--problems", "data/problems/eval.jsonl", "--samples", "data/eval_samples/eval.jsonl",
-                                "--prm", f"{name}={prm}", "--metrics", str(out / "bon.json"),
-                                "--scores", str(out / "bon_scores.jsonl"), "--params", f.name])
+        for model, name in zip(models, names):
+            spec = ["--prm", f"{name}={model}"] + (["--layout", f"{name}={layout}"] if layout else []) \
+                + (["--reference", f"{name}={reference}"] if reference else [])
+            with mlflow.start_run(run_name=f"eval {name}", tags={"prmlab.stage": "prmlab-eval", "prmlab.model": model}) as run:
+                mlflow.log_params({"model": model, "layout": layout or "auto", "reference": reference or "-"})
+                _run_stages(which, name, spec, out / name, f.name, {**os.environ, "PRMLAB_PARENT_RUN_ID": run.info.run_id})
+                row = table_row(name, model, out / name)
+                mlflow.log_metrics({k: v for k, v in row.items() if isinstance(v, float)})
+            rows.append(row)
     finally:
         os.unlink(f.name)
-    print(f"prmlab eval: results in {out}/")
+    from prmlab.io import atomic_write_text, write_json
+
+    write_json(out / "table.json", rows)
+    atomic_write_text(out / "table.md", markdown_table(rows))
+    print(markdown_table(rows))
+    print(f"prmlab eval: results in {out}/ (table.md, table.json, one folder per model)")
+    return rows
 
 
 def show_metrics(path: Path) -> None:
@@ -81,11 +170,14 @@ def main(argv: list[str] | None = None) -> None:
     r = sub.add_parser("run", help="run the study (Prefect flow over dvc repro)")
     r.add_argument("--stages", nargs="*", default=None, help="stage groups, e.g. sample label_mc (default: all)")
     r.add_argument("--project-dir", default=".")
-    e = sub.add_parser("eval", help="evaluate a PRM folder or hub name on ProcessBench and/or Best-of-N")
-    e.add_argument("prm", help="a PRM checkpoint folder or a hub name (e.g. Qwen/Qwen2.5-Math-PRM-7B)")
-    e.add_argument("--name", default=None, help="its name in the results (default: the folder's or model's name)")
+    e = sub.add_parser("eval", help="evaluate PRM folders or hub names on ProcessBench and/or Best-of-N")
+    e.add_argument("prm", nargs="+", help="PRM checkpoint folders or hub names (e.g. Qwen/Qwen2.5-Math-PRM-7B)")
+    e.add_argument("--name", default=None, help="its name in the results, for one PRM (default: the folder's or model's name)")
+    e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.layouts: qwen, math_shepherd, rlhflow, skywork, "
+                                                  "orm, eurus; default: read from each checkpoint)")
+    e.add_argument("--reference", default=None, help="layout eurus: the reference model (default Qwen/Qwen2.5-Math-7B-Instruct)")
     e.add_argument("--only", choices=["processbench", "bon"], default=None)
-    e.add_argument("--out", default=None, help="results folder (default runs/eval-NAME)")
+    e.add_argument("--out", default=None, help="results folder (default runs/eval-NAME, or runs/eval for several PRMs)")
     e.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     m = sub.add_parser("metrics", help="print the headline numbers")
     m.add_argument("--file", default="reports/headline.json")
@@ -95,8 +187,13 @@ def main(argv: list[str] | None = None) -> None:
 
         pipeline(project_dir=a.project_dir, stages=a.stages)
     elif a.cmd == "eval":
-        name = a.name or Path(a.prm.rstrip("/")).name
-        evaluate(a.prm, name, a.only, Path(a.out or f"runs/eval-{name}"), Path(a.params))
+        if a.name and len(a.prm) > 1:
+            sys.exit("prmlab eval: --name names one PRM; several get their folder's or model's name")
+        names = [a.name] if a.name else [Path(p.rstrip("/")).name for p in a.prm]
+        if len(set(names)) < len(names):
+            sys.exit(f"prmlab eval: two PRMs share a name ({names}); evaluate them apart with --name")
+        out = Path(a.out or (f"runs/eval-{names[0]}" if len(names) == 1 else "runs/eval"))
+        evaluate(a.prm, names, a.layout, a.reference, a.only, out, Path(a.params))
     else:
         show_metrics(Path(a.file))
 

@@ -80,23 +80,44 @@ def fingerprint(*parts) -> str:
     return hashlib.md5(json.dumps([str(p) for p in parts]).encode()).hexdigest()
 
 
-def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict[str, str]) -> dict[str, str]:
-    """name -> folder or hub name of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
-    `train_prm.sources`, then params' `reference_prms`, then `--prm name=path` flags."""
+def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict,
+                     layouts: list[str] = (), references: list[str] = ()) -> dict:
+    """name -> PRMSpec of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
+    `train_prm.sources`, then params' `reference_prms` (a folder or hub name, or {model, layout,
+    reference}), then `--prm name=path` flags, with `--layout name=layout` and `--reference name=model`."""
+    import dataclasses
     from pathlib import Path
 
+    from prmlab.layouts import PRMSpec
     from prmlab.params import ParamsError, read_params
 
-    out: dict[str, str] = {}
+    def pairs(flag: str, values, what: str) -> dict[str, str]:
+        out = {}
+        for p in values:
+            name, sep, val = p.partition("=")
+            if not sep or not name or not val:
+                raise ParamsError(f"{flag} {p!r}: expected name={what}, e.g. {flag} qwen=Qwen/Qwen2.5-Math-PRM-7B"
+                                  if flag == "--prm" else f"{flag} {p!r}: expected name={what}")
+            out[name] = val
+        return out
+
+    out: dict[str, PRMSpec] = {}
     if prm_dir:
         sources = read_params(params_path).get("train_prm", {}).get("sources") or []
-        out |= {s: str(Path(prm_dir) / s) for s in sources}
-    out |= reference
-    for p in cli:
-        name, sep, path = p.partition("=")
-        if not sep or not name or not path:
-            raise ParamsError(f"--prm {p!r}: expected name=path (a PRM folder or hub name), e.g. --prm qwen=Qwen/Qwen2.5-Math-PRM-7B")
-        out[name] = path
+        out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
+    for name, v in reference.items():
+        if isinstance(v, str):
+            out[name] = PRMSpec(v)
+        elif isinstance(v, dict) and isinstance(v.get("model"), str) and set(v) <= {"model", "layout", "reference"}:
+            out[name] = PRMSpec(v["model"], v.get("layout"), v.get("reference"))
+        else:
+            raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, or {{model, layout, reference}}, got {v!r}")
+    out |= {name: PRMSpec(path) for name, path in pairs("--prm", cli, "path (a PRM folder or hub name)").items()}
+    for flag, values, field_ in (("--layout", layouts, "layout"), ("--reference", references, "reference")):
+        for name, val in pairs(flag, values, field_).items():
+            if name not in out:
+                raise ParamsError(f"{flag} {name}={val}: no PRM named {name!r} (known: {sorted(out)})")
+            out[name] = dataclasses.replace(out[name], **{field_: val})
     if not out:
         raise ParamsError("no PRM to evaluate: give --prm-dir (with train_prm.sources), reference_prms or --prm name=path")
     return out

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from prmlab.io import read_jsonl, write_json
-from prmlab.metrics import aggregate, argmin_position, mean
+from prmlab.metrics import min_position_stats
 from prmlab.params import ParamsError, check, load_params
 from prmlab.records import Response
 from prmlab.tracking import stage_run, summary
@@ -30,39 +30,6 @@ class AnalyzeBiasConfig:
 
     def __post_init__(self):
         check(self.bins >= 2, "analyze_bias.bins must be >= 2")
-
-
-def min_position_stats(rows: list[dict], bins: int) -> dict:
-    """rows: {problem_id, step_scores} of one PRM.
-
-    A minimum shared by two or more steps counts as the earliest of them (`argmin_position`), so a tie
-    never adds to the final-step share; `tie_share` (percent of the multi-step responses) says how often
-    that rule decided. Ties are exact float equality: a PRM that saturates (1.0, 0.0) ties often."""
-    by_problem: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        if r["step_scores"]:
-            by_problem[r["problem_id"]].append(r)
-    last_all, rel_all, last_sel, hist, tied = [], [], [], [0] * bins, []
-    multi = [r for r in rows if len(r["step_scores"]) > 1]  # one-step responses say nothing about position
-    for r in multi:
-        i, rel = argmin_position(r["step_scores"])
-        tied.append(float(r["step_scores"].count(r["step_scores"][i]) > 1))
-        last_all.append(float(i == len(r["step_scores"]) - 1))
-        rel_all.append(rel)
-        hist[min(int(rel * bins), bins - 1)] += 1
-    for rs in by_problem.values():
-        vals = [aggregate(r["step_scores"], "product") for r in rs]
-        best = rs[max(range(len(rs)), key=lambda j: (vals[j], -j))]
-        if len(best["step_scores"]) > 1:
-            i, _ = argmin_position(best["step_scores"])
-            last_sel.append(float(i == len(best["step_scores"]) - 1))
-    total = max(sum(hist), 1)
-    return {"min_on_last_step_bon_selected": 100.0 * mean(last_sel), "min_on_last_step_all": 100.0 * mean(last_all),
-            "mean_relative_min_position": mean(rel_all), "tie_share": 100.0 * mean(tied),
-            # A row per bin, not a key per bin: the bin edges depend on analyze_bias.bins, and
-            # nested keys become DVC/MLflow columns.
-            "relative_position_hist": [{"lo": b / bins, "hi": (b + 1) / bins, "share": hist[b] / total} for b in range(bins)],
-            "responses": len(multi), "selected": len(last_sel)}
 
 
 def read_scores(path: str) -> list[dict]:

@@ -20,6 +20,7 @@ import argparse
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from prmlab.io import read_jsonl, write_json, write_jsonl
 from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k, random_pick
@@ -32,10 +33,12 @@ from prmlab.tracking import stage_run, summary
 @dataclass(frozen=True)
 class EvalBoNConfig:
     n: int = 8
-    reference_prms: dict[str, str] = field(default_factory=dict)  # name: folder or hub name (e.g. a released PRM)
+    # name: folder or hub name of a released PRM, or {model, layout, reference} (prmlab.layouts)
+    reference_prms: dict[str, Any] = field(default_factory=dict)
     aggregations: list[str] = field(default_factory=lambda: ["product", "min", "last"])
     scorer: str = "transformers"
     batch_size: int = 16
+    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
     max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
     dtype: str = "float32"  # paper: bfloat16
     tensor_parallel_size: int = 1  # scorer vllm only
@@ -44,6 +47,7 @@ class EvalBoNConfig:
         check(self.n >= 1, "eval_bon.n must be >= 1")
         check(self.dtype in ("float32", "bfloat16", "float16"), "eval_bon.dtype: float32, bfloat16 or float16")
         check(self.tensor_parallel_size >= 1, "eval_bon.tensor_parallel_size must be >= 1")
+        check(self.batch_tokens >= 1, f"eval_bon.batch_tokens must be >= 1, got {self.batch_tokens}")
         check(self.batch_size >= 1, f"eval_bon.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
         check(self.max_length >= 1, f"eval_bon.max_length must be >= 1, got {self.max_length}")
         bad = set(self.aggregations) - {"product", "min", "last"}
@@ -127,6 +131,8 @@ def main() -> None:
     ap.add_argument("--samples", required=True)
     ap.add_argument("--prm-dir", default=None, help="folder of trained PRMs: <dir>/<source> for each train_prm.sources")
     ap.add_argument("--prm", action="append", default=[], help="name=path of another PRM: a folder or hub name (repeatable)")
+    ap.add_argument("--layout", action="append", default=[], help="name=layout of a --prm (prmlab.layouts; default: from its files)")
+    ap.add_argument("--reference", action="append", default=[], help="name=model: the reference model of a layout-eurus --prm")
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--scores", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
@@ -135,9 +141,9 @@ def main() -> None:
 
     try:
         cfg = load_params("eval_bon", EvalBoNConfig, a.params)
-        prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms)
-        for name, path in prms.items():  # before any model loads
-            check_model(f"PRM {name!r}", path, kind="prm")
+        prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms, a.layout, a.reference)
+        for name, spec in prms.items():  # before any model loads
+            check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
     except (ParamsError, ValueError) as e:
         fail("eval_bon", e)
     problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
@@ -160,17 +166,20 @@ def main() -> None:
                                 for b, d in base.items()}
         # The Best-of-N curve (report figure): maj@N and pass@N, and prm@N per PRM below.
         by_n = bon_by_n(problems, groups, cfg.n)
-        for name, path in prms.items():
-            with make_scorer(cfg.scorer, path, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size) as scorer:
+        for name, spec in prms.items():
+            # An outcome RM (layout orm) scores each response once, whole: its one score is its BoN score.
+            with make_scorer(cfg.scorer, spec.model, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size,
+                             layout=spec.layout, reference=spec.reference, batch_tokens=cfg.batch_tokens, per_prefix=False) as scorer:
                 scorer.progress = f"eval_bon {name}"
                 sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
                 scorer_max_length[name] = scorer.max_length
+                cut = scorer.last_truncated
             scores = {r.response_id: s for r, s in zip(responses, sc)}
             results[name] = bon_table(problems, groups, scores, cfg.aggregations)
             by_n[name] = bon_by_n(problems, groups, cfg.n, scores)["prm"]
             # A response cut to fit max_length is scored on its first steps only; one with no step
             # left scores -inf (never picked). Counted, in the metrics and the summary, never silent.
-            truncated[name] = {"truncated_responses": sum(len(s) < len(r.steps) for r, s in zip(responses, sc)),
+            truncated[name] = {"truncated_responses": sum(cut),
                                "unscored_responses": sum(not s for s in sc)}
             rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
                       "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]

@@ -24,7 +24,7 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from prmlab.generation import BackendConfig, Sampling, check_sampling
 from prmlab.io import DataError, read_jsonl, write_json, write_jsonl
@@ -40,9 +40,11 @@ class EvalPBConfig:
     subsets: list[str] = field(default_factory=lambda: ["toy"])
     threshold_subset: str = "toy"
     max_items: int = 0  # per subset, stratified; 0: all
-    reference_prms: dict[str, str] = field(default_factory=dict)  # name: folder or hub name (e.g. a released PRM)
+    # name: folder or hub name of a released PRM, or {model, layout, reference} (prmlab.layouts)
+    reference_prms: dict[str, Any] = field(default_factory=dict)
     scorer: str = "transformers"
     batch_size: int = 16
+    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
     max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
     dtype: str = "float32"  # paper: bfloat16
     tensor_parallel_size: int = 1  # scorer vllm only
@@ -62,6 +64,7 @@ class EvalPBConfig:
         check(self.scorer in ("transformers", "vllm"), "eval_processbench.scorer: transformers or vllm")
         check(self.dtype in ("float32", "bfloat16", "float16"), "eval_processbench.dtype: float32, bfloat16 or float16")
         check(self.tensor_parallel_size >= 1, "eval_processbench.tensor_parallel_size must be >= 1")
+        check(self.batch_tokens >= 1, f"eval_processbench.batch_tokens must be >= 1, got {self.batch_tokens}")
         check(self.batch_size >= 1, f"eval_processbench.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
         check(self.max_length >= 1, f"eval_processbench.max_length must be >= 1, got {self.max_length}")
         check(self.critic_n >= 1, "eval_processbench.critic_n must be >= 1")
@@ -166,6 +169,8 @@ def main() -> None:
     ap.add_argument("--items", required=True, help="ProcessBench items JSONL (toy or real, with their subsets)")
     ap.add_argument("--prm-dir", default=None, help="folder of trained PRMs: <dir>/<source> for each train_prm.sources")
     ap.add_argument("--prm", action="append", default=[], help="name=path of another PRM: a folder or hub name (repeatable)")
+    ap.add_argument("--layout", action="append", default=[], help="name=layout of a --prm (prmlab.layouts; default: from its files)")
+    ap.add_argument("--reference", action="append", default=[], help="name=model: the reference model of a layout-eurus --prm")
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--scores", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
@@ -175,10 +180,10 @@ def main() -> None:
     try:
         cfg = load_params("eval_processbench", EvalPBConfig, a.params)
         jcfg = load_params("judge", BackendConfig, a.params)
-        prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms)
+        prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms, a.layout, a.reference)
         items = load_items(cfg, a.items)
-        for name, path in prms.items():  # before any model loads
-            check_model(f"PRM {name!r}", path, kind="prm")
+        for name, spec in prms.items():  # before any model loads
+            check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
         if cfg.critic:
             check_backend("judge", jcfg)
         if cfg.critic:  # fail now, not after the PRMs: a bad template or sampling setting
@@ -196,8 +201,10 @@ def main() -> None:
     results, rows = {}, []
     inputs = [a.items]
     with stage_run("eval_processbench", {"eval_processbench": cfg, "judge": jcfg, "prms": prms}, inputs=inputs) as run:
-        for name, path in prms.items():
-            with make_scorer(cfg.scorer, path, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size) as scorer:
+        for name, spec in prms.items():
+            # An outcome RM (layout orm) scores every prefix of steps as a response, as the paper scores ORMs here.
+            with make_scorer(cfg.scorer, spec.model, cfg.batch_size, cfg.max_length, cfg.dtype, cfg.tensor_parallel_size,
+                             layout=spec.layout, reference=spec.reference, batch_tokens=cfg.batch_tokens, per_prefix=True) as scorer:
                 scorer.progress = f"eval_processbench {name}"
                 res, scores = eval_prm(scorer, items, cfg.threshold_subset)
                 res["truncated_items"] = scorer.truncated_items

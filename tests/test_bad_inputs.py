@@ -553,14 +553,18 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
     tok = prepare_tokenizer(toy["policy"])
     prm = init_from_policy(toy["policy"], tok)
     check_model("policy.model", toy["policy"])
-    with pytest.raises(ParamsError, match=r"^PRM 'lm': .* is not a PRM in the Qwen2.5-Math-PRM layout \(architectures \['Qwen2ForCausalLM'\]"):
+    # A plain causal LM is a PRM only in a layout that says how to read it (prmlab.layouts): named, not guessed.
+    with pytest.raises(ParamsError, match=r"^PRM 'lm': .*: a causal LM \(Qwen2ForCausalLM\) whose layout cannot be told "
+                                          r"from its files: give layout math_shepherd, rlhflow or eurus"):
         check_model("PRM 'lm'", toy["policy"], kind="prm")
+    with pytest.raises(ParamsError, match=r"^PRM 'lm': .* has no score head; layout qwen has 2"):
+        check_model("PRM 'lm'", toy["policy"], kind="prm", layout="qwen")
     with pytest.raises(ParamsError, match=r"^policy\.model: .* is a Qwen2ForProcessRewardModel, not a causal LM"):
         check_model("policy.model", str(tmp_path / "prm"))
     prm.score[2] = torch.nn.Linear(prm.score[2].in_features, 3)
     prm.save_pretrained(tmp_path / "prm3")
     tok.save_pretrained(tmp_path / "prm3")
-    with pytest.raises(ParamsError, match=r"^PRM 'three': .* has a 3-class score head; the Qwen2.5-Math-PRM layout has 2"):
+    with pytest.raises(ParamsError, match=r"^PRM 'three': .* has a 3-output score head; layout qwen has 2 \(error, correct\)"):
         check_model("PRM 'three'", str(tmp_path / "prm3"), kind="prm")
 
 

@@ -439,11 +439,27 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(ran, tmp_
     prmlab = str(BIN / "prmlab")
     out = tmp_path / "o"
     run([prmlab, "eval", "models/prm/oracle", "--name", "oracle", "--out", str(out)], ran)
-    pb, graph_pb = (json.loads(p.read_text()) for p in (out / "processbench.json", ran / "metrics" / "eval_processbench.json"))
+    pb, graph_pb = (json.loads(p.read_text()) for p in (out / "oracle" / "processbench.json", ran / "metrics" / "eval_processbench.json"))
     assert set(pb["models"]) == {"prm/oracle"}  # no critic, no reference PRMs
     assert pb["models"]["prm/oracle"] == graph_pb["models"]["prm/oracle"]
-    bon, graph_bon = (json.loads(p.read_text()) for p in (out / "bon.json", ran / "metrics" / "eval_bon.json"))
+    bon, graph_bon = (json.loads(p.read_text()) for p in (out / "oracle" / "bon.json", ran / "metrics" / "eval_bon.json"))
     assert bon["results"]["oracle"] == graph_bon["results"]["oracle"]
+    # The table: Table 7's and Table 6's shape, the graph's numbers, Fig. 8's share as analyze_bias computes it.
+    row = json.loads((out / "table.json").read_text())[0]
+    assert row["processbench_avg_f1"] == graph_pb["models"]["prm/oracle"]["tuned"]["average_f1"]
+    assert row["bon"]["product"] == graph_bon["results"]["oracle"]["average"]["prm_product"]
+    bias = json.loads((ran / "metrics" / "analyze_bias.json").read_text())["prms"]["oracle"]
+    assert row["min_on_final_step"] == bias["min_on_last_step_all"] and row["paper_table7_f1"] is None
+    table = (out / "table.md").read_text()
+    assert "| oracle | " in table and "paper avg F1 (Table 7)" in table and "min on final step (%)" in table
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
+    eid = client.get_experiment_by_name("prmlab").experiment_id
+    parent = client.search_runs([eid], "tags.`prmlab.stage` = 'prmlab-eval'")
+    assert len(parent) == 1 and parent[0].data.metrics["processbench_avg_f1"] == row["processbench_avg_f1"]
+    kids = client.search_runs([eid], f"tags.`mlflow.parentRunId` = '{parent[0].info.run_id}'")
+    assert sorted(r.info.run_name for r in kids) == ["eval_bon", "eval_processbench"]
     shown = run([prmlab, "metrics"], ran).stdout
     assert "policy_accuracy" in shown and re.search(r"^best_of_n\.maj ", shown, re.M), shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)

@@ -3,7 +3,7 @@ import torch
 
 from prmlab.io import read_jsonl
 from prmlab.labeling import labels_from_first_error
-from prmlab.prm import STEP_TOKEN, Qwen2ForProcessRewardModel, TransformersScorer, encode, prepare_tokenizer
+from prmlab.prm import STEP_TOKEN, Qwen2ForProcessRewardModel, encode, make_scorer, prepare_tokenizer
 from prmlab.records import PRMExample, Problem
 from prmlab.toy.world import canonical_steps, make_flawed, verify
 
@@ -75,7 +75,7 @@ def test_control_token_text_in_a_step_stays_text(trained_prm, toy):
     assert "<extra_0>" in tok.decode(enc.input_ids[: enc.step_positions[0]])  # the text is still there, as text
     f = training_features(tok, {"prompt": "q", "completions": hostile, "labels": [1, 0]}, 4096, soft=False)
     assert [x for x in f["labels"] if x != -100] == [1, 0]
-    assert [len(s) for s in TransformersScorer(str(out)).score([("q", hostile), ("q", clean)])] == [2, 2]
+    assert [len(s) for s in make_scorer("transformers", str(out)).score([("q", hostile), ("q", clean)])] == [2, 2]
 
 
 def test_control_token_text_in_a_prompt_stays_text(toy):
@@ -109,11 +109,11 @@ def test_soft_loss_options():
 def test_scorer_scores_every_step(trained_prm, toy):
     out, _ = trained_prm
     ex = examples(toy, 6)
-    scores = TransformersScorer(str(out)).score([(e.prompt, e.completions) for e in ex])
+    scores = make_scorer("transformers", str(out)).score([(e.prompt, e.completions) for e in ex])
     assert [len(s) for s in scores] == [len(e.completions) for e in ex]
     # Batched (sorted by length, padded) scores equal each item scored alone: batching, padding and
     # putting results back in order lose nothing. (A softmax is always in [0, 1]: that check could not fail.)
-    alone = TransformersScorer(str(out), batch_size=1).score([(e.prompt, e.completions) for e in ex])
+    alone = make_scorer("transformers", str(out), batch_size=1).score([(e.prompt, e.completions) for e in ex])
     assert len({len(e.completions) for e in ex}) > 1  # items of different lengths, so batches are padded
     for s, a in zip(scores, alone):
         assert s == pytest.approx(a, abs=1e-5)
@@ -129,7 +129,7 @@ def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
     out, _ = trained_prm
     ex = examples(toy, 8)
     items = [(e.prompt, e.completions) for e in ex]
-    ref = TransformersScorer(str(out)).score(items)
+    ref = make_scorer("transformers", str(out)).score(items)
     with VLLMScorer(str(out), max_length=2048, kv_cache_gib=1) as vs:
         got = vs.score(items)
     assert [len(s) for s in got] == [len(s) for s in ref]
@@ -146,7 +146,7 @@ def test_training_is_deterministic_for_a_seed(toy, tmp_path):
     b = train(ex, toy["policy"], str(tmp_path / "b"), cfg, soft=False)
     assert a["train_loss"] == b["train_loss"]
     items = [(e.prompt, e.completions) for e in ex]
-    assert TransformersScorer(str(tmp_path / "a")).score(items) == TransformersScorer(str(tmp_path / "b")).score(items)
+    assert make_scorer("transformers", str(tmp_path / "a")).score(items) == make_scorer("transformers", str(tmp_path / "b")).score(items)
 
 
 def varied_examples(toy, n=32, soft=False):
@@ -242,7 +242,7 @@ def test_scorer_dtype_passes_through(trained_prm, toy):
     items = [(e.prompt, e.completions) for e in ex]
     bf = make_scorer("transformers", str(out), dtype="bfloat16")
     assert bf.model.dtype == torch.bfloat16 and make_scorer("transformers", str(out)).model.dtype == torch.float32
-    ref, got = TransformersScorer(str(out)).score(items), bf.score(items)
+    ref, got = make_scorer("transformers", str(out)).score(items), bf.score(items)
     assert max(abs(a - b) for s, t in zip(ref, got) for a, b in zip(s, t)) < 0.05  # same model, coarser numbers
 
 

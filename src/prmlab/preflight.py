@@ -41,11 +41,14 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def check_model(key: str, model: str, kind: str = "lm") -> None:
+def check_model(key: str, model: str, kind: str = "lm", layout: str | None = None, reference: str | None = None) -> None:
     """`key` (e.g. `judge.model`): a local folder with config, tokenizer and safetensors weights, or a hub name.
-    `kind`: "lm" (a causal LM: policy, judge, a PRM's base) or "prm" (the Qwen2.5-Math-PRM layout with its
-    2-class head), read from config.json and the safetensors headers before any weights load: a plain LM
-    scored as a PRM gets a freshly initialised head, and a PRM sampled as a policy writes nonsense."""
+    `kind`: "lm" (a causal LM: policy, judge, a PRM's base) or "prm" (a PRM in one of prmlab.layouts'
+    layouts: `layout`, or the one its files show; `reference`: eurus's reference model), read from
+    config.json, the tokenizer and the safetensors headers before any weights load: a plain LM scored
+    as a PRM gets a freshly initialised head, and a PRM sampled as a policy writes nonsense."""
+    if kind == "prm" and reference:
+        check_model(f"{key} reference", reference)
     p = Path(model).expanduser()
     if not p.is_dir():
         if p.exists():
@@ -63,30 +66,23 @@ def check_model(key: str, model: str, kind: str = "lm") -> None:
         pickles = sorted(f.name for f in p.iterdir() if f.suffix in (".bin", ".pt", ".pth", ".ckpt"))
         why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
         raise ParamsError(f"{key}: {model} has no *.safetensors weights{why}")
-    check_model_kind(key, p, kind)
+    if kind == "prm":
+        from prmlab.layouts import PRMSpec, check_layout
+
+        check_layout(PRMSpec(str(p), layout, reference), key)
+    else:
+        check_model_kind(key, p)
 
 
-def check_model_kind(key: str, p: Path, kind: str) -> None:
+def check_model_kind(key: str, p: Path) -> None:
+    """A model to generate with must be a causal LM, not a PRM or classifier."""
     import json
-
-    from safetensors import safe_open
 
     try:
         arch = json.loads((p / "config.json").read_text()).get("architectures") or []
     except ValueError as e:
         raise ParamsError(f"{key}: {p}/config.json is not valid JSON ({e})") from None
-    shapes = {}
-    for f in p.glob("*.safetensors"):
-        with safe_open(str(f), framework="pt") as st:
-            shapes |= {k: st.get_slice(k).get_shape() for k in st.keys() if k.startswith("score.")}
-    if kind == "prm":
-        if "Qwen2ForProcessRewardModel" not in arch or "score.2.weight" not in shapes:
-            raise ParamsError(f"{key}: {p} is not a PRM in the Qwen2.5-Math-PRM layout (architectures {arch}, "
-                              f"no score head among its weights): scoring it would use a random head")
-        if shapes["score.2.weight"][0] != 2:
-            raise ParamsError(f"{key}: {p} has a {shapes['score.2.weight'][0]}-class score head; the "
-                              "Qwen2.5-Math-PRM layout has 2 (error, correct)")
-    elif arch and not any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in arch):
+    if arch and not any(a.endswith("ForCausalLM") or a.endswith("LMHeadModel") for a in arch):
         raise ParamsError(f"{key}: {p} is a {arch[0]}, not a causal LM (a PRM or classifier cannot generate)")
 
 

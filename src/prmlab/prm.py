@@ -10,8 +10,9 @@ followed by `<extra_0>` (the last included). Step reward = softmax probability o
 no score).
 
 Scorers share one call, `score(items) -> per-step probabilities`:
-- `TransformersScorer`: our model class (also loads a released Qwen2.5-Math-PRM checkpoint).
-- `VLLMScorer`: vLLM's pooling runner (`runner="pooling"`, STEP pooling on `<extra_0>`).
+- `prmlab.layouts.LayoutScorer` (transformers): this layout and every other released one of the
+  paper's Table 7 (Math-Shepherd, RLHFlow, Skywork, outcome RMs, EurusPRM); `make_scorer` picks it.
+- `VLLMScorer`: vLLM's pooling runner (`runner="pooling"`, STEP pooling on `<extra_0>`), this layout.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from transformers.modeling_outputs import TokenClassifierOutput
 
 from prmlab.generation import Closing, _has_gpu, control_tokens, shutdown_vllm
 from prmlab.prompts import policy_messages
-from prmlab.tracking import Progress
 
 STEP_TOKEN = "<extra_0>"
 ARCH = "Qwen2ForProcessRewardModel"
@@ -55,6 +55,23 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
         if labels is not None:
             loss = nn.functional.cross_entropy(logits.view(-1, 2).float(), labels.view(-1), ignore_index=-100)
         return TokenClassifierOutput(loss=loss, logits=logits)
+
+
+class Qwen2ForRewardModel(Qwen2ForProcessRewardModel):
+    """An outcome reward model in Qwen2.5-Math-RM's layout: the same backbone and head shape with one
+    output, the reward, read at the last token (prmlab.layouts, layout `orm`)."""
+
+    def __init__(self, config: Qwen2Config):
+        Qwen2PreTrainedModel.__init__(self, config)
+        self.num_labels = 1
+        self.model = Qwen2Model(config)
+        h = config.hidden_size
+        self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 1))
+        self.post_init()
+
+    def forward(self, input_ids=None, attention_mask=None, **kwargs) -> TokenClassifierOutput:
+        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        return TokenClassifierOutput(logits=self.score(hidden))
 
 
 def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
@@ -216,39 +233,12 @@ def effective_max_length(path: str, max_length: int) -> int:
 
 class Scorer(Closing):
     truncated_items = 0
+    last_truncated: list[bool] = []  # per item of the last score() call: steps dropped to fit max_length
     progress: str | None = None  # a label: when set, score() prints counts, rate and ETA under it
     max_length: int  # the effective one (after clamping to the model's positions), for metrics
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
         raise NotImplementedError
-
-
-class TransformersScorer(Scorer):
-    def __init__(self, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32"):
-        self.tok = prepare_tokenizer(path)
-        self.device = "cuda" if torch.cuda.is_available() else "cpu"
-        self.model = Qwen2ForProcessRewardModel.from_pretrained(path, dtype=getattr(torch, dtype), use_safetensors=True).to(self.device).eval()
-        self.batch_size, self.max_length = batch_size, effective_max_length(path, max_length)
-
-    @torch.no_grad()
-    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
-        encs = [encode(self.tok, q, s, self.max_length) for q, s in items]
-        self.truncated_items += sum(e.dropped_steps > 0 for e in encs)
-        out: list[list[float]] = [[] for _ in items]
-        order = sorted(range(len(encs)), key=lambda i: len(encs[i].input_ids))
-        pad = self.tok.pad_token_id
-        bar = Progress(len(items), self.progress, unit="responses", every=10.0) if self.progress else None
-        for b in range(0, len(order), self.batch_size):
-            idx = order[b : b + self.batch_size]
-            batch = collate([{"input_ids": encs[i].input_ids} for i in idx], pad)
-            logits = self.model(input_ids=batch["input_ids"].to(self.device),
-                                attention_mask=batch["attention_mask"].to(self.device)).logits
-            probs = logits.float().softmax(-1)[..., 1].cpu()
-            for r, i in enumerate(idx):
-                out[i] = [float(probs[r, p]) for p in encs[i].step_positions]
-            if bar:
-                bar.update(len(idx))
-        return out
 
 
 class VLLMScorer(Scorer):
@@ -271,7 +261,8 @@ class VLLMScorer(Scorer):
         from vllm.inputs import TokensPrompt
 
         encs = [encode(self.tok, q, s, self.max_length) for q, s in items]
-        self.truncated_items += sum(e.dropped_steps > 0 for e in encs)
+        self.last_truncated = [e.dropped_steps > 0 for e in encs]
+        self.truncated_items += sum(self.last_truncated)
         outs = self.llm.encode([TokensPrompt(prompt_token_ids=e.input_ids) for e in encs],
                                pooling_task="token_classify", use_tqdm=bool(self.progress))
         res = []
@@ -287,12 +278,20 @@ class VLLMScorer(Scorer):
 
 
 def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
-                tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9) -> Scorer:
-    """`max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
-    tensor parallelism and the GPU memory share apply to vLLM only (the latter on a GPU only)."""
+                tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9, layout: str | None = None,
+                reference: str | None = None, batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
+    """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
+    `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
+    tensor parallelism and the GPU memory share apply to vLLM only (the latter on a GPU only), which
+    serves the qwen layout (its STEP pooling); `per_prefix` is for an outcome RM (layout orm)."""
+    from prmlab.layouts import LayoutScorer, PRMSpec, detect_layout
+
     if backend == "transformers":
-        return TransformersScorer(path, batch_size, max_length, dtype)
+        return LayoutScorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
     elif backend == "vllm":
+        if (layout or detect_layout(path)) != "qwen":
+            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout "
+                             f"{layout or detect_layout(path)}")
         return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size,
                           gpu_memory_utilization=gpu_memory_utilization)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")

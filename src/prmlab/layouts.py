@@ -1,0 +1,428 @@
+"""Every released PRM layout of the paper's Table 7 behind one call: `score(items) -> per-step scores`.
+
+Each layout follows its model card or its authors' inference code exactly (inputs, the token a
+score is read at, the readout); prmlab implements each and loads safetensors only: no remote code.
+
+| layout | checkpoints | input | step score |
+|---|---|---|---|
+| qwen | Qwen/Qwen2.5-Math-PRM-7B/-72B, Qwen2.5-Math-7B-PRM800K, ours | chat (system, problem; assistant: steps each followed by `<extra_0>`) | softmax of the 2-class head at each `<extra_0>`, class 1 |
+| math_shepherd | peiyi9979/math-shepherd-mistral-7b-prm | `f"{problem} {output}"`, output = "Step k: step ки" lines | softmax over the tokens of "+ -" at each `ки`, "+" |
+| rlhflow | RLHFlow/Llama3.1-8B-PRM-Mistral-Data, -Deepseek-Data | chat: user turns (problem + " " + step 1, then one step each), each answered by assistant "+" | softmax over "+"/"-" at position -3 of each prefix conversation (the token before its "+"), "+" |
+| skywork | Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B/-7B | bos + problem + "\n", then each step's tokens + the "\n" token | sigmoid of the value head (`v_head.summary`) at each step's "\n" |
+| orm | Qwen/Qwen2.5-Math-RM-72B-style outcome RMs (`Qwen2ForRewardModel`) | chat (system, problem; assistant: steps joined by "\n\n") | sigmoid of the reward at the last token of each prefix of steps (ProcessBench, as the paper scores an ORM), or of the whole response only (`per_prefix=False`, Best-of-N) |
+| eurus | PRIME-RL/EurusPRM-Stage1/-Stage2 (implicit PRM) | chat (problem; assistant: steps joined by "\n\n"), the PRM and its reference model | sigmoid of 0.001 x the cumulative log-likelihood ratio (PRM / reference) up to each step's last token, as its model card computes it |
+
+Sigmoids keep every layout's scores in (0, 1), so product/min aggregation and a 0.5 threshold mean
+the same everywhere (0.5 is a raw score of 0); ranking and tuned thresholds are unchanged by them.
+
+The layout is read from the checkpoint (`detect_layout`: architecture, head weights, tokenizer) or
+given (`layout=`); `eurus` is never guessed (a causal LM plus a reference model). Batches are formed
+by a token budget over length-sorted sequences, so short items never pay for a long one's padding
+(on a CPU, only sequences of one length share a batch: any padding costs more than batching gains).
+All steps of a response are scored in one forward pass (one pass per prefix for an ORM), and tests
+check that this equals each layout's reference loop (tests/test_layouts.py).
+
+Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (flows/cli.py).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from prmlab.params import ParamsError
+from prmlab.prm import Scorer
+
+LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "eurus")
+EURUS_REFERENCE = "Qwen/Qwen2.5-Math-7B-Instruct"  # EurusPRM's model card: its reference model
+EURUS_COEF = 0.001  # EurusPRM's model card: beta
+SHEPHERD_TAG, SHEPHERD_CANDIDATES = "ки", "+ -"
+
+# ProcessBench average F1 of released PRMs, the PRM paper's Table 7 (arXiv 2501.07301).
+PAPER_TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,
+                "Qwen/Qwen2.5-Math-7B-PRM800K": 56.5, "peiyi9979/math-shepherd-mistral-7b-prm": 31.5,
+                "RLHFlow/Llama3.1-8B-PRM-Mistral-Data": 28.4, "RLHFlow/Llama3.1-8B-PRM-Deepseek-Data": 26.6,
+                "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B": 42.1, "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B": 36.4,
+                "PRIME-RL/EurusPRM-Stage1": 31.2, "PRIME-RL/EurusPRM-Stage2": 31.3}
+
+
+@dataclass(frozen=True)
+class PRMSpec:
+    """A PRM to score with: a folder or hub name, its layout (None: detected) and, for eurus, its reference."""
+
+    model: str
+    layout: str | None = None
+    reference: str | None = None
+
+
+def _file(path: str, name: str) -> str | None:
+    """A file of a local folder or of a hub model (downloaded to the cache), else None."""
+    p = Path(path)
+    if p.is_dir():
+        return str(p / name) if (p / name).is_file() else None
+    from transformers.utils import cached_file
+
+    return cached_file(path, name, _raise_exceptions_for_missing_entries=False)
+
+
+def weight_files(path: str) -> dict[str, str]:
+    """{tensor name: safetensors file} of a checkpoint; a pickle-only one is refused by name."""
+    index = _file(path, "model.safetensors.index.json")
+    if index:
+        folder = Path(index).parent
+        return {k: str(folder / f) for k, f in json.loads(Path(index).read_text())["weight_map"].items()}
+    single = _file(path, "model.safetensors")
+    if single:
+        from safetensors import safe_open
+
+        with safe_open(single, framework="pt") as st:
+            return {k: single for k in st.keys()}
+    pickles = [n for n in ("pytorch_model.bin", "pytorch_model.bin.index.json") if _file(path, n)]
+    why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
+    raise ParamsError(f"{path}: no safetensors weights{why}")
+
+
+def _shape(files: dict[str, str], key: str) -> list[int] | None:
+    if key not in files:
+        return None
+    from safetensors import safe_open
+
+    with safe_open(files[key], framework="pt") as st:
+        return list(st.get_slice(key).get_shape())
+
+
+def detect_layout(path: str) -> str:
+    """The layout of a checkpoint from its config, weights and tokenizer (never eurus: give it)."""
+    from transformers import AutoConfig
+
+    cfg = AutoConfig.from_pretrained(path)
+    arch = (cfg.architectures or [""])[0]
+    files = weight_files(path)
+    if arch == "Qwen2ForProcessRewardModel":
+        return "qwen"
+    if arch == "Qwen2ForRewardModel":
+        return "orm"
+    if any(k.startswith("v_head.") for k in files):
+        return "skywork"
+    if arch.endswith("ForCausalLM"):
+        from transformers import AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(path)
+        if tok.chat_template and cfg.model_type == "llama":
+            return "rlhflow"
+        if not tok.chat_template and len(tok.encode(SHEPHERD_TAG, add_special_tokens=False)) == 1:
+            return "math_shepherd"
+        raise ParamsError(f"{path}: a causal LM ({arch}) whose layout cannot be told from its files: give layout "
+                          f"math_shepherd, rlhflow or eurus (with its reference model)")
+    raise ParamsError(f"{path}: architecture {arch or '(none)'} is none of the PRM layouts {list(LAYOUTS)}")
+
+
+def check_layout(spec: PRMSpec, key: str) -> str:
+    """The spec's layout (given or detected), checked against the checkpoint before any weights load:
+    the head's size, the layout's step token in the tokenizer. Raises ParamsError naming `key`."""
+    from transformers import AutoTokenizer
+
+    if spec.layout is not None and spec.layout not in LAYOUTS:
+        raise ParamsError(f"{key}: unknown layout {spec.layout!r} (known: {list(LAYOUTS)})")
+    if spec.layout == "eurus" or spec.reference:
+        if spec.layout != "eurus":
+            raise ParamsError(f"{key}: a reference model is for layout eurus only (layout {spec.layout!r})")
+    try:
+        layout = spec.layout or detect_layout(spec.model)
+        files = weight_files(spec.model)
+    except ParamsError as e:
+        raise ParamsError(f"{key}: {e}") from None
+    head = {"qwen": ("score.2.weight", 2), "orm": ("score.2.weight", 1)}.get(layout)
+    if head:
+        shape = _shape(files, head[0])
+        if shape is None or shape[0] != head[1]:
+            got = "no score head" if shape is None else f"a {shape[0]}-output score head"
+            raise ParamsError(f"{key}: {spec.model} has {got}; layout {layout} has {head[1]} "
+                              f"({'error, correct' if head[1] == 2 else 'one reward'})")
+    if layout == "skywork":
+        shape = _shape(files, "v_head.summary.weight")
+        if not shape or shape[0] != 1 or "v_head.summary.bias" not in files:
+            raise ParamsError(f"{key}: {spec.model}: layout skywork needs a value head v_head.summary (weight "
+                              f"[1, hidden] and bias) among its weights, got {shape}")
+    tok = AutoTokenizer.from_pretrained(spec.model)
+    if layout == "qwen" and "<extra_0>" not in tok.get_vocab():
+        raise ParamsError(f"{key}: {spec.model}'s tokenizer has no step token <extra_0> (layout qwen)")
+    if layout == "math_shepherd":
+        if len(tok.encode(SHEPHERD_TAG, add_special_tokens=False)) != 1:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no single token for the step tag {SHEPHERD_TAG!r} (layout math_shepherd)")
+        if len(tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)) != 2:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer does not encode {SHEPHERD_CANDIDATES!r} as two tokens (layout math_shepherd)")
+    if layout in ("rlhflow", "eurus", "orm") and not tok.chat_template:
+        raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {layout} needs one)")
+    return layout
+
+
+# ------------------------------------------------------------------------------- inputs per layout
+
+
+@dataclass
+class Seq:
+    """One forward-pass input: token ids, the positions whose scores are read, and its response."""
+
+    ids: list[int]
+    positions: list[int]
+    item: int = 0
+    # eurus: the first label position (the model card's step_last_tokens[0]); the others are `positions`.
+    start: int = 0
+
+
+def _chat_ids(tok, messages: list[dict]) -> list[int]:
+    return tok.apply_chat_template(messages, tokenize=True, add_generation_prompt=False, return_dict=False)
+
+
+def qwen_seq(tok, question: str, steps: list[str]) -> Seq:
+    from prmlab.prm import STEP_TOKEN, build_text, plain_text_ids
+
+    ids = plain_text_ids(tok, lambda d: build_text(tok, d[0], d[1:]), [question, *steps])
+    step_id = tok.convert_tokens_to_ids(STEP_TOKEN)
+    return Seq(ids, [i for i, t in enumerate(ids) if t == step_id])
+
+
+def shepherd_seq(tok, question: str, steps: list[str]) -> Seq:
+    # The model card: input_for_prm = f"{question} {output}", tokenizer.encode (special tokens on),
+    # scores at every occurrence of the tag's id (tokenizer.encode(step_tag)[-1]).
+    output = "\n".join(f"Step {k + 1}: {s} {SHEPHERD_TAG}" for k, s in enumerate(steps))
+    ids = tok.encode(f"{question} {output}")
+    tag = tok.encode(SHEPHERD_TAG)[-1]
+    return Seq(ids, [i for i, t in enumerate(ids) if t == tag])
+
+
+def rlhflow_conversation(question: str, steps: list[str]) -> list[dict]:
+    conv = []
+    for k, s in enumerate(steps):
+        conv += [{"role": "user", "content": f"{question} {s}" if k == 0 else s}, {"role": "assistant", "content": "+"}]
+    return conv
+
+
+def rlhflow_seq(tok, question: str, steps: list[str]) -> Seq:
+    # ProcessBench-style per-step loop: the conversation up to step k, read at position -3 (the token
+    # before the last assistant "+"). One pass: the whole conversation, read where each prefix's -3 falls;
+    # exact when every prefix renders as a prefix of the whole (checked).
+    conv = rlhflow_conversation(question, steps)
+    ids = _chat_ids(tok, conv)
+    positions = []
+    for k in range(1, len(steps) + 1):
+        prefix = _chat_ids(tok, conv[: 2 * k])
+        if ids[: len(prefix)] != prefix:
+            raise ValueError("rlhflow: the chat template renders a prefix conversation differently from the whole; "
+                             "score it with one pass per step")
+        positions.append(len(prefix) - 3)
+    return Seq(ids, positions)
+
+
+def skywork_seq(tok, question: str, steps: list[str], step_token: str = "\n") -> Seq:
+    # Skywork's prepare_input: encode(bos + problem + "\n"), then per step encode(step) + [step token id],
+    # the reward read at that step token. (A step's own newlines stay; Skywork's code would split there.)
+    ids = tok.encode((tok.bos_token or "") + question + "\n")
+    step_id = tok.encode(step_token)[-1]
+    positions = []
+    for s in steps:
+        ids = ids + tok.encode(s) + [step_id]
+        positions.append(len(ids) - 1)
+    return Seq(ids, positions)
+
+
+def orm_messages(question: str, steps: list[str]) -> list[dict]:
+    from prmlab.prompts import policy_messages
+
+    return policy_messages(question) + [{"role": "assistant", "content": "\n\n".join(steps)}]
+
+
+def orm_seqs(tok, question: str, steps: list[str], per_prefix: bool) -> list[Seq]:
+    # Qwen2.5-Math-RM's card: apply_chat_template(tokenize=False), then encode without special tokens;
+    # the reward is the head's output at the last token.
+    out = []
+    for k in range(1, len(steps) + 1) if per_prefix else [len(steps)]:
+        text = tok.apply_chat_template(orm_messages(question, steps[:k]), tokenize=False, add_generation_prompt=False)
+        ids = tok.encode(text, add_special_tokens=False)
+        out.append(Seq(ids, [len(ids) - 1]))
+    return out
+
+
+def eurus_seq(tok, question: str, steps: list[str]) -> Seq:
+    # EurusPRM's card: the whole conversation tokenized once; step_last_tokens from each prefix's
+    # conversation (stripped, "\n\n" added between steps) as len(ids) - 2.
+    ids = tok.apply_chat_template([{"role": "user", "content": question}, {"role": "assistant", "content": "\n\n".join(steps)}],
+                                  tokenize=True, add_generation_prompt=False, return_dict=False)
+    last = []
+    for k in range(len(steps) + 1):
+        conv = tok.apply_chat_template([{"role": "user", "content": question}, {"role": "assistant", "content": "\n\n".join(steps[:k])}],
+                                       tokenize=False, add_generation_prompt=False).strip()
+        if k != 0 and k != len(steps):
+            conv += "\n\n"
+        last.append(len(tok.encode(conv, add_special_tokens=False)) - 2)
+    return Seq(ids, last[1:], start=last[0])
+
+
+# ------------------------------------------------------------------------------------- the scorer
+
+
+def batches(lengths: list[int], batch_size: int, batch_tokens: int, same_length: bool = False) -> list[list[int]]:
+    """Indices grouped into batches of length-sorted sequences, each holding at most `batch_size`
+    sequences and `batch_tokens` tokens counted with padding (a longer sequence is a batch alone).
+    `same_length`: only sequences of one length share a batch (no padding at all; see LayoutScorer)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        if cur and (len(cur) >= batch_size or (len(cur) + 1) * lengths[i] > batch_tokens
+                    or (same_length and lengths[i] != lengths[cur[0]])):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _pad(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    n = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), n), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(seqs), n), dtype=torch.long)
+    for r, s in enumerate(seqs):
+        ids[r, : len(s)] = torch.tensor(s)
+        mask[r, : len(s)] = 1
+    return ids, mask
+
+
+def _quiet_load(fn, *args, **kw):
+    """A from_pretrained whose load report lists weights this layout does not use (a Skywork
+    checkpoint's lm_head and v_head for the backbone): silenced, the layout reads them itself."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        return fn(*args, **kw)
+    finally:
+        hf_logging.set_verbosity(level)
+
+
+class LayoutScorer(Scorer):
+    """transformers scorer for every layout; `score(items)` returns each response's step scores in (0, 1)."""
+
+    def __init__(self, spec: PRMSpec, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
+                 batch_tokens: int = 16384, per_prefix: bool = True):
+        from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+
+        from prmlab.prm import Qwen2ForProcessRewardModel, Qwen2ForRewardModel, effective_max_length
+
+        self.spec, self.layout = spec, spec.layout or detect_layout(spec.model)
+        self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.batch_size, self.batch_tokens, self.per_prefix = batch_size, batch_tokens, per_prefix
+        self.max_length = effective_max_length(spec.model, max_length)
+        self.tok = AutoTokenizer.from_pretrained(spec.model)
+        pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
+        self.pad_id = pad if pad is not None else 0
+        kw = {"dtype": getattr(torch, dtype), "use_safetensors": True}
+        cls = {"qwen": Qwen2ForProcessRewardModel, "orm": Qwen2ForRewardModel, "skywork": AutoModel}.get(self.layout, AutoModelForCausalLM)
+        self.model = _quiet_load(cls.from_pretrained, spec.model, **kw).to(self.device).eval()
+        self.ref = None
+        if self.layout == "eurus":
+            self.ref = AutoModelForCausalLM.from_pretrained(spec.reference or EURUS_REFERENCE, **kw).to(self.device).eval()
+        if self.layout == "skywork":
+            from safetensors import safe_open
+
+            files = weight_files(spec.model)
+            h = self.model.config.hidden_size
+            self.v_head = torch.nn.Linear(h, 1).to(self.device, getattr(torch, dtype))
+            with torch.no_grad():
+                for name in ("weight", "bias"):
+                    with safe_open(files[f"v_head.summary.{name}"], framework="pt") as st:
+                        getattr(self.v_head, name).copy_(st.get_tensor(f"v_head.summary.{name}"))
+        if self.layout == "math_shepherd":
+            self.candidates = self.tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)
+        if self.layout == "rlhflow":
+            self.candidates = [self.tok.encode("+")[-1], self.tok.encode("-")[-1]]
+
+    def close(self) -> None:
+        self.model = self.ref = None
+
+    def seqs(self, question: str, steps: list[str]) -> tuple[list[Seq], int]:
+        """The forward-pass inputs of one response and the steps kept: trailing steps are dropped
+        (whole) to fit max_length."""
+        make = {"qwen": qwen_seq, "math_shepherd": shepherd_seq, "rlhflow": rlhflow_seq, "skywork": skywork_seq,
+                "eurus": eurus_seq}.get(self.layout)
+        keep = len(steps)
+        while True:
+            out = orm_seqs(self.tok, question, steps[:keep], self.per_prefix) if self.layout == "orm" else [make(self.tok, question, steps[:keep])]
+            if max(len(s.ids) for s in out) <= self.max_length or keep <= 1:
+                break
+            keep -= 1
+        for s in out:  # a single step longer than max_length: its score positions past the cut are gone
+            s.ids = s.ids[: self.max_length]
+            s.positions = [p for p in s.positions if p < self.max_length]
+        if self.layout != "orm":
+            keep = min(keep, sum(len(s.positions) for s in out))
+        return out, keep
+
+    @torch.no_grad()
+    def values(self, ids: torch.Tensor, mask: torch.Tensor, seqs: list[Seq]) -> list[list[float]]:
+        """Scores at each sequence's positions, for one padded batch (right padding: positions stay put)."""
+        ids, mask = ids.to(self.device), mask.to(self.device)
+        # No padding: no mask, so attention keeps its causal fast path (an all-ones mask can cost it).
+        mask = None if bool(mask.all()) else mask
+        if self.layout in ("qwen", "orm"):
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+            v = logits.softmax(-1)[..., 1] if self.layout == "qwen" else logits[..., 0].sigmoid()
+        elif self.layout == "skywork":
+            hidden = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+            v = self.v_head(hidden.to(self.v_head.weight.dtype)).squeeze(-1).float().sigmoid()
+        elif self.layout in ("math_shepherd", "rlhflow"):
+            logits = self.model(input_ids=ids, attention_mask=mask).logits[..., self.candidates].float()
+            v = logits.softmax(-1)[..., 0]
+        else:  # eurus: coef * cumulative (log p - log p_ref) of the next tokens from the first label position
+            def logps(model):
+                lp = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float().log_softmax(-1)
+                return lp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+
+            raw = logps(self.model) - logps(self.ref)
+            cols = torch.arange(raw.shape[1], device=raw.device)
+            start = torch.tensor([s.start for s in seqs], device=raw.device)
+            label = (cols[None, :] + 1 >= start[:, None]).float()  # the card's label_mask[:, 1:]
+            v = (EURUS_COEF * raw * label).cumsum(-1).sigmoid()
+        v = v.cpu()
+        return [[float(v[r, p]) for p in s.positions] for r, s in enumerate(seqs)]
+
+    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        from prmlab.tracking import Progress
+
+        made = [self.seqs(q, s) for q, s in items]
+        flat = [(i, s) for i, (seqs, _) in enumerate(made) for s in seqs]
+        self.last_truncated = [kept < len(steps) for (_, kept), (_, steps) in zip(made, items)]
+        self.truncated_items += sum(self.last_truncated)
+        results: list[list[float]] = [[] for _ in flat]
+        bar = Progress(len(items), self.progress, unit="responses", every=10.0) if self.progress else None
+        done = set()
+        # On a CPU a padded batch is slower than its rows one by one (measured, benchmarks/bench_layouts.py:
+        # 0.46x at batch 16): padding needs an attention mask, and with one torch's attention leaves its
+        # causal fast path. So there, only sequences of equal length (no padding) share a batch.
+        for b in batches([len(s.ids) for _, s in flat], self.batch_size, self.batch_tokens, same_length=self.device == "cpu"):
+            ids, mask = _pad([flat[k][1].ids for k in b], self.pad_id)
+            for k, vals in zip(b, self.values(ids, mask, [flat[k][1] for k in b])):
+                results[k] = vals
+            if bar:
+                new = {flat[k][0] for k in b} - done
+                done |= new
+                bar.update(len(new))
+        out: list[list[float]] = [[] for _ in items]
+        for (i, _), vals in zip(flat, results):
+            out[i] += vals
+        return out
+
+
+def describe(spec: PRMSpec) -> str:
+    return f"{spec.model} ({spec.layout or 'layout from its files'}{', reference ' + spec.reference if spec.reference else ''})"
+
+
+if __name__ == "__main__":  # python -m prmlab.layouts PATH: print the detected layout
+    print(detect_layout(sys.argv[1]))

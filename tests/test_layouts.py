@@ -1,0 +1,154 @@
+"""Every released PRM layout (prmlab.layouts) on real ProcessBench items: prmlab's batched one-pass
+scores equal each layout's reference procedure, written here as its model card / authors' code runs
+it (one item at a time; RLHFlow and the ORM one call per step), on tiny random checkpoints built in
+that layout. Also: layout detection, the named errors before any weights load, token-budget batches."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from conftest import DATA, ROOT, need_data
+
+from benchmarks.layout_models import build, reference_scores
+from prmlab.layouts import LAYOUTS, LayoutScorer, PRMSpec, batches, check_layout, detect_layout
+from prmlab.params import ParamsError
+
+
+@pytest.fixture(scope="module")
+def items():
+    from prmlab.data import load_processbench
+
+    need_data("processbench/gsm8k.json")
+    out = []
+    for subset in ("gsm8k", "math"):
+        its = sorted(load_processbench(subset, str(DATA / "processbench")), key=lambda i: len(" ".join(i.steps)))
+        out += [(i.problem, i.steps) for i in its[:3]]
+    return out
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    d = tmp_path_factory.mktemp("layouts")
+    # A wide initialisation, so scores spread far from 0.5 and a score read at the wrong token shows.
+    return {lay: build(lay, d / lay, str(ROOT / "models/policy"), dims={"initializer_range": 0.5}) for lay in LAYOUTS}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_batched_one_pass_scores_equal_the_layouts_reference_procedure(layout, built, items):
+    spec = built[layout]
+    if layout == "skywork":  # Skywork's own code splits a response at "\n": give it steps without inner newlines
+        items = [(q, [s.replace("\n", " ") for s in steps]) for q, steps in items]
+    ref = reference_scores(layout, spec, items)
+    assert [len(r) for r in ref] == [len(s) for _, s in items]
+    spread = max(v for r in ref for v in r) - min(v for r in ref for v in r)
+    assert spread > 1e-3, f"{layout}: scores barely vary ({spread}); the comparison would prove little"
+    with LayoutScorer(spec, batch_size=4, batch_tokens=1 << 20) as scorer:
+        batched = scorer.score(items)
+    with LayoutScorer(spec, batch_size=1) as scorer:
+        alone = scorer.score(items)
+    for got in (batched, alone):
+        assert [len(g) for g in got] == [len(r) for r in ref]
+        for g, r in zip(got, ref):
+            assert g == pytest.approx(r, abs=2e-5), layout
+
+
+def test_layouts_are_detected_from_the_files(built):
+    for layout, spec in built.items():
+        if layout != "eurus":
+            assert detect_layout(spec.model) == layout
+    with pytest.raises(ParamsError, match="causal LM .* whose layout cannot be told"):
+        detect_layout(built["eurus"].model)  # a Qwen2 causal LM with a chat template: eurus must be named
+    assert check_layout(built["eurus"], "PRM 'e'") == "eurus"
+
+
+def test_bad_layouts_are_named_before_weights_load(built, tmp_path):
+    with pytest.raises(ParamsError, match=r"PRM 'x': unknown layout 'mathshepherd' \(known: "):
+        check_layout(PRMSpec(built["qwen"].model, "mathshepherd"), "PRM 'x'")
+    # A checkpoint whose tokenizer lacks the layout's step token.
+    with pytest.raises(ParamsError, match="tokenizer has no single token for the step tag 'ки'"):
+        check_layout(PRMSpec(built["rlhflow"].model, "math_shepherd"), "PRM 'x'")
+    no_tag = tmp_path / "no-step-token"
+    shutil.copytree(built["qwen"].model, no_tag)
+    for f in no_tag.glob("tokenizer*"):  # the step token renamed away in every tokenizer file
+        f.write_text(f.read_text().replace("<extra_0>", "<extra_9>"))
+    with pytest.raises(ParamsError, match=r"tokenizer has no step token <extra_0> \(layout qwen\)"):
+        check_layout(PRMSpec(str(no_tag)), "PRM 'x'")
+    # A config with the wrong number of labels: an ORM's one-output head read as a 2-class PRM, and back.
+    with pytest.raises(ParamsError, match="has a 1-output score head; layout qwen has 2"):
+        broken = tmp_path / "orm-as-qwen"
+        shutil.copytree(built["orm"].model, broken)
+        cfg = json.loads((broken / "config.json").read_text())
+        cfg["architectures"] = ["Qwen2ForProcessRewardModel"]
+        (broken / "config.json").write_text(json.dumps(cfg))
+        check_layout(PRMSpec(str(broken)), "PRM 'x'")
+    with pytest.raises(ParamsError, match="has a 2-output score head; layout orm has 1"):
+        check_layout(PRMSpec(built["qwen"].model, "orm"), "PRM 'x'")
+    with pytest.raises(ParamsError, match="a reference model is for layout eurus only"):
+        check_layout(PRMSpec(built["qwen"].model, None, "some/ref"), "PRM 'x'")
+    # A pickle-only checkpoint is never loaded.
+    pickled = tmp_path / "pickled"
+    shutil.copytree(built["math_shepherd"].model, pickled)
+    (pickled / "model.safetensors").rename(pickled / "pytorch_model.bin")
+    with pytest.raises(ParamsError, match=r"no safetensors weights \(only pickle weights \['pytorch_model.bin'\]"):
+        check_layout(PRMSpec(str(pickled)), "PRM 'x'")
+
+
+def test_token_budget_batches_hold_length_sorted_sequences():
+    lengths = [10, 500, 12, 11, 480, 9]
+    got = batches(lengths, batch_size=3, batch_tokens=1000)
+    # 9,10,11 (a 4th would pass batch_size) | 12, 480 (2 x 480 padded = 960 <= 1000) | 500 (3 x 500 > 1000)
+    assert got == [[5, 0, 3], [2, 4], [1]]
+    assert batches(lengths, batch_size=8, batch_tokens=10_000) == [[5, 0, 3, 2, 4, 1]]
+    assert batches([2000], batch_size=8, batch_tokens=100) == [[0]]  # longer than the budget: a batch alone
+    assert batches([5, 7, 5, 7, 7, 6], batch_size=2, batch_tokens=100, same_length=True) == [[0, 2], [5], [1, 3], [4]]
+
+
+def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_path):
+    """`prmlab eval` on real ProcessBench items (gsm8k and math) for each layout's checkpoint: the
+    layouts read from the files (eurus given, with its reference), a table row per PRM, and one
+    MLflow run per PRM with its eval stage nested under it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    from prmlab.data import load_processbench, stratified_head
+    from prmlab.io import write_jsonl
+
+    need_data("processbench/math.json")
+    items = []
+    for subset in ("gsm8k", "math"):
+        items += stratified_head(load_processbench(subset, str(DATA / "processbench")), 4)
+    write_jsonl(tmp_path / "data/processbench/items.jsonl", items)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["eval_processbench"].update(subsets=["gsm8k", "math"], threshold_subset="gsm8k", batch_size=4, max_length=4096)
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    prmlab = str(Path(sys.executable).parent / "prmlab")
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    auto = [built[lay].model for lay in LAYOUTS if lay != "eurus"]
+    for cmd in ([prmlab, "eval", *auto, "--only", "processbench", "--out", "out"],
+                [prmlab, "eval", built["eurus"].model, "--layout", "eurus", "--reference", built["eurus"].reference,
+                 "--only", "processbench", "--out", "out-eurus"]):
+        p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        assert p.returncode == 0, p.stderr[-3000:]
+    rows = json.loads((tmp_path / "out/table.json").read_text()) + json.loads((tmp_path / "out-eurus/table.json").read_text())
+    assert [r["name"] for r in rows] == list(LAYOUTS)
+    for r in rows:
+        assert set(r["processbench"]) == {"gsm8k", "math"} and 0 <= r["processbench_avg_f1"] <= 100
+        scores = [json.loads(x) for x in (tmp_path / ("out-eurus" if r["name"] == "eurus" else "out") / r["name"]
+                                          / "processbench_scores.jsonl").read_text().splitlines()]
+        assert len(scores) == 8 and all(len(s["step_scores"]) == len(i.steps) for s, i in zip(scores, items))
+    assert "| math_shepherd | " in (tmp_path / "out/table.md").read_text()
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
+    eid = client.get_experiment_by_name("prmlab").experiment_id
+    parents = client.search_runs([eid], "tags.`prmlab.stage` = 'prmlab-eval'")
+    assert sorted(r.info.run_name for r in parents) == sorted(f"eval {lay}" for lay in LAYOUTS)
+    for r in parents:
+        kids = client.search_runs([eid], f"tags.`mlflow.parentRunId` = '{r.info.run_id}'")
+        assert [k.info.run_name for k in kids] == ["eval_processbench"]
