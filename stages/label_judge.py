@@ -75,11 +75,12 @@ def main() -> None:
     set_threads()
     from prmlab.generation import make_generator
 
+    # Shards are reused only if made by the same weights, tokenizer, template and judging code.
+    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
+    writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(labeling, generation, prompts)))
     with stage_run("label_judge", {"label_judge": cfg, "judge": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
-        # Shards are reused only if made by the same weights, tokenizer, template and judging code.
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, template, md5_path(a.problems), md5_path(a.samples),
-                                                model_identity(bcfg.model), code_version(labeling, generation, prompts)))
         labels = sharded(responses, cfg.shard_size, writer,
                          lambda i, chunk: judge_labels(gen, problems, chunk, template, cfg.style, cfg.sampling(i)),
                          "label_judge", unit="responses", cls=JudgeLabel)

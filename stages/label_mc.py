@@ -84,11 +84,12 @@ def main() -> None:
 
     stats = MCStats()
     t0 = time.monotonic()
+    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
+    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
+    writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(labeling, generation, grading)))
     with stage_run("label_mc", {"label_mc": cfg, "policy": bcfg}, inputs=[a.problems, a.samples]) as run, \
             make_generator(bcfg) as gen:
-        # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), md5_path(a.samples),
-                                                model_identity(bcfg.model), code_version(labeling, generation, grading)))
         labels = sharded(responses, cfg.shard_size, writer,
                          lambda i, chunk: label_responses(gen, problems, chunk, cfg, stats, i),
                          "label_mc", unit="responses", cls=MCLabel)

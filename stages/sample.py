@@ -106,10 +106,11 @@ def main() -> None:
     set_threads()
     from prmlab.generation import make_generator
 
+    # Shards are reused only if made by the same weights, tokenizer and sampling/grading code.
+    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
+    writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), model_identity(bcfg.model),
+                                            code_version(generation, grading, prompts)))
     with stage_run(a.section, {"sample": cfg, "policy": bcfg}, inputs=[a.problems]) as run, make_generator(bcfg) as gen:
-        # Shards are reused only if made by the same weights, tokenizer and sampling/grading code.
-        writer = ShardWriter(a.out, fingerprint(cfg, bcfg, md5_path(a.problems), model_identity(bcfg.model),
-                                                code_version(generation, grading, prompts)))
         def work(i, chunk):
             rows, counts = sample_responses(gen, chunk, cfg, i)
             writer.write_meta(i, counts)  # kept per shard: a resumed run counts the shards it skipped too

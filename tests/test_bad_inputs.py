@@ -582,3 +582,73 @@ def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
     assert first.finish(1) == 1 and sorted(p.name for p in out.parent.iterdir()) == ["mc.jsonl"]
     again = ShardWriter(out, "fp")  # free once the first has finished
     again.finish(0)
+
+
+def test_a_second_stage_run_on_one_output_stops_before_its_model_loads(toy, tmp_path):
+    """Issue #30: the lock of an output is taken before the stage loads its model or opens its MLflow
+    run, so a second label_mc on a busy output costs nothing and leaves nothing behind."""
+    import mlflow
+
+    from prmlab.io import ShardWriter
+
+    problems = read_jsonl(toy["problems"] / "train.jsonl", Problem)[:1]
+    _write_lines(tmp_path / "problems.jsonl", [json.dumps(p.to_dict()) for p in problems])
+    from prmlab.toy.world import canonical_steps
+
+    r = Response(problem_id=problems[0].id, response_id="r0", steps=canonical_steps(problems[0]),
+                 answer=problems[0].gold_answer, correct=True, true_first_error=-1)
+    _write_lines(tmp_path / "samples.jsonl", [json.dumps(r.to_dict())])
+    params = _params(tmp_path, policy={"model": toy["policy"]}, label_mc={"k": 2, "max_tokens": 24, "shard_size": 2})
+    out = tmp_path / "out"
+    first = ShardWriter(out / "mc.jsonl", "another run's fingerprint")  # a run in progress holds the output
+    p = _label_mc(toy, tmp_path, out, params)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 2 and err.strip().count("\n") == 0, err
+    assert err.startswith(f"[label_mc] error: {out / 'mc.jsonl'}: another run is writing this output"), err
+    client = mlflow.tracking.MlflowClient(tracking_uri=_env(tmp_path)["MLFLOW_TRACKING_URI"])
+    exp = client.get_experiment_by_name("bad-inputs")
+    assert exp is None or not client.search_runs([exp.experiment_id])  # no MLflow run opened, so no model loaded
+    first.finish(0)
+
+
+def test_template_files_are_dependencies_and_match_their_style(tmp_path):
+    """Issue #30: an edited judge or critic template reran nothing (the key was empty, so no DVC
+    dependency). Params now name the file; dvc.yaml depends on it; a style with the other style's
+    built-in template is refused."""
+    import yaml
+    from conftest import new_project
+    from dvc.repo import Repo
+
+    from prmlab.prompts import load_template
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    mine = tmp_path / "my_critic.txt"
+    mine.write_text("Check {problem}\n{tagged_response}\nAnswer in \\\\boxed{{}}.")
+    params["eval_processbench"]["critic_template_file"] = str(mine)
+    d = new_project(tmp_path / "p", params)
+    with Repo(str(d)) as repo:
+        deps = {st.name: {Path(dep.fs_path) for dep in st.deps} for st in repo.index.stages}
+    assert d / "src/prmlab/prompts/critic.txt" in deps["label_judge"]
+    assert d / "src/prmlab/prompts/critic.txt" in deps["train_judge@toy"]
+    assert mine in deps["eval_processbench"]
+    with pytest.raises(ValueError, match=r"template src/prmlab/prompts/critic.txt is the built-in critic prompt, but the "
+                                         r"style is paper: set the style and its template together"):
+        load_template("paper", "src/prmlab/prompts/critic.txt")
+    assert load_template("critic", str(ROOT / "src/prmlab/prompts/critic.txt")) == load_template("critic")
+
+
+def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
+    """Issue #30: a tokenizer whose vocabulary has a gap hands an added `<extra_0>` the id of a token it
+    already has (here a word-level vocabulary {a: 0, b: 1, <pad>: 2, c: 4}: the new token gets 4); every
+    "c" would then be scored as a step. prepare_tokenizer refuses it by name."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    from prmlab.prm import prepare_tokenizer
+
+    tk = Tokenizer(models.WordLevel({"a": 0, "b": 1, "<pad>": 2, "c": 4}, unk_token="<pad>"))
+    tk.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tk, pad_token="<pad>", eos_token="<pad>").save_pretrained(tmp_path / "tok")
+    with pytest.raises(ValueError, match=r"the step tag <extra_0> has id 4, which tokens \['c', '<extra_0>'\] share; "
+                                         r"a PRM needs a tokenizer where it is a token of its own"):
+        prepare_tokenizer(str(tmp_path / "tok"))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from importlib import resources
+from pathlib import Path
 from string import Formatter
 from typing import Literal
 
@@ -32,6 +33,10 @@ from prmlab.steps import last_boxed
 
 Style = Literal["critic", "paper"]
 BASE = {"critic": 0, "paper": 1}
+
+
+def _builtin_path(name: str) -> Path:
+    return Path(str(resources.files("prmlab").joinpath(f"prompts/{name}.txt"))).resolve()
 
 
 def builtin(name: str) -> str:
@@ -57,6 +62,13 @@ def load_template(style: Style, template_file: str | None = None) -> str:
     (e.g. `\\boxed{}`) must be escaped as `{{ }}`. Raises ValueError naming the file.
     """
     where = template_file or f"built-in {style}"
+    builtin_file = {"critic": "critic", "paper": "judge_paper"}
+    for other, name in builtin_file.items():
+        # The built-in prompt of the other style would be parsed with this style's numbering: refused.
+        if template_file and other != style and Path(template_file).resolve() == _builtin_path(name):
+            raise ValueError(f"template {template_file} is the built-in {other} prompt, but the style is {style}: "
+                             f"set the style and its template together (built-in: src/prmlab/prompts/"
+                             f"{builtin_file[style]}.txt)")
     if template_file:
         with open(template_file, encoding="utf-8") as f:
             raw = f.read()
