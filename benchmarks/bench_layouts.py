@@ -50,9 +50,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    from prmlab.data import load_processbench
-
     import random
+
+    from prmlab.data import load_processbench
 
     items = []
     for subset in ("gsm8k", "math"):  # a seeded sample: real lengths (the per-step loop's cost grows with steps squared)
