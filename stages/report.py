@@ -392,12 +392,18 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
            "Each claim is quoted from the paper with its table or figure, beside what this run measured, with a 95% "
            f"bootstrap interval ({n_boot} resamples of problems or ProcessBench items, paired between PRMs). The verdict "
            "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
-           "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training.", ""]
+           "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
+           "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
+           "it cannot resolve that effect.", ""]
     recs = findings_records(pbm, pb_scores, bon_scores, cons, n_boot)
     if findings_json is not None:
         write_json(findings_json, {"n_boot": n_boot, "findings": recs})
-    md += [table(["claim", "paper", "ours (95% interval)", "verdict"],
-                 [[f["claim"], f["paper"], f["ours"], f["verdict"]] for f in recs]) if recs
+    def precision(f: dict) -> str:
+        return "; ".join(f"+-{p['half_width']:.1f}" + (f" vs {p['paper_effect']:g}" if p.get("paper_effect") else "")
+                         for p in f.get("precision", {}).values()) or "-"
+
+    md += [table(["claim", "paper", "ours (95% interval)", "verdict", "half-width vs the paper's effect (points)"],
+                 [[f["claim"], f["paper"], f["ours"], f["verdict"], precision(f)] for f in recs]) if recs
            else "No findings: the per-item scores files are missing.", ""]
     if recs:
         md += [_figure(plots.findings_intervals(recs), figdir, "findings_intervals.png", run, "findings intervals"), ""]

@@ -97,6 +97,9 @@ def test_bon_accuracy_inflation_and_min_position_by_hand():
     assert d == 50.0 and lo > 0 and verdict(lo, hi) == REPRODUCED
     assert f.inflation("A")[0] == 50.0  # its picks on p0, p1 are right answers through a wrong step
     assert f.inflation("B") == (0.0, 0.0, 0.0)
+    # Against a random pick: half the candidates on p0, p1 are such responses, none on p2, p3. A's picks
+    # exceed chance by (1 - .5) + (1 - .5) + 0 + 0 over 4 problems = 25 points; B's fall short by 25.
+    assert f.inflation_excess("A")[0] == 25.0 and f.inflation_excess("B")[0] == -25.0
     # every response has two equal step scores: the tie counts as the earliest step, never the final one
     assert f.min_on_last("A") == 0.0
 
@@ -163,3 +166,60 @@ def test_aggregate_over_seeds_by_hand():
     assert agg["mc_judge_human"]["verdict"] == "reproduced"
     assert agg["mc_judge_human"]["per_seed_verdicts"] == ["reproduced", "inconclusive", "reproduced"]
     assert agg["hard_soft"]["seeds"] == 2 and agg["hard_soft"]["verdict"] == "inconclusive"  # missing from seed-2
+    assert agg["mc_judge_human"]["holds_on_every_seed"] is False  # seed-1 was inconclusive
+    # Three seeds that agree exactly (10, 10, 10) do not make a zero-width interval: each seed's own bootstrap
+    # half-width is 2, so the floor is sd 2 / 1.96 per seed: 4.303 x 1.0204 / sqrt(3) = 2.535 around 10.
+    o = agg["mc_judge_human"]["estimates"]["f1_oracle_minus_judge"]
+    assert abs(o["hi"] - 10 - 4.303 * (2 / 1.96) / 3 ** 0.5) < 1e-9 and abs(10 - o["lo"] - (o["hi"] - 10)) < 1e-9
+
+
+def test_seed_interval_never_narrower_than_the_within_seed_noise():
+    from prmlab.findings import t_interval
+
+    m, lo, hi = t_interval([4.0, 6.0, 8.0])  # sd 2: 4.303 x 2 / sqrt(3) = 4.969
+    assert m == 6.0 and abs(hi - 6.0 - 4.969) < 1e-3
+    m, lo, hi = t_interval([4.0, 6.0, 8.0], [14.0, 14.0, 14.0])  # one seed's own interval +-14: sd 7.143
+    assert abs(hi - 6.0 - 4.303 * (14 / 1.96) / 3 ** 0.5) < 1e-9 and abs(hi - 6.0 - 17.745) < 1e-3
+    assert t_interval([4.0, 6.0, 8.0], [1.0, 1.0, 1.0]) == t_interval([4.0, 6.0, 8.0])  # across dominates
+
+
+def test_best_of_n_flattery_is_tested_as_bon_gap_minus_processbench_gap():
+    """The rankings finding: (BoN acc a - b) - (F1 a - b), not Kendall tau < 1 (which random scores pass)."""
+    bon = [dict(r, prm={"A": "mc_hard", "B": "oracle"}[r["prm"]]) for r in _bon_rows()]
+    pb = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/oracle"}[r["model"]]) for r in _pb_rows()]
+    f = Findings(pb, {"mc_hard": 0.5, "oracle": 0.5}, ["tune", "test"], "tune", bon, {}, n_boot=200)
+    # BoN: mc_hard 50, oracle 100 (-50); ProcessBench: mc_hard 100, oracle 0 (+100): -50 - 100 = -150
+    assert f.bon_over_pb("mc_hard", "oracle")[0] == -150.0
+    many_b = [dict(r, problem_id=f"{r['problem_id']}-{k}") for k in range(6) for r in bon]
+    many_p = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in pb]
+    g = Findings(many_p, {"mc_hard": 0.5, "oracle": 0.5}, ["tune", "test"], "tune", many_b, {}, n_boot=200)
+    rec = {r["id"]: r for r in g.records()}
+    assert rec["rankings"]["verdict"] == NOT_REPRODUCED  # here BoN flatters the oracle PRM, not the MC one
+    assert "mc_hard - oracle" in rec["rankings"]["ours"] and "Table 7" in rec["rankings"]["paper"]
+    # Inflation against chance: mc_hard (A) picks flawed right answers 25 points above a random pick
+    assert rec["inflation"]["estimates"]["inflation_excess_mc_hard"][0] == 25.0 and rec["inflation"]["verdict"] == "reproduced"
+    # Fig. 8 needs an outcome-supervised PRM: without one the row says so and decides nothing
+    assert rec["min_on_last"]["verdict"] == INCONCLUSIVE and "no `outcome` PRM" in rec["min_on_last"]["ours"]
+    assert rec["rankings"]["precision"]["bon_minus_pb_gap_mc_hard_vs_oracle"]["paper_effect"] is None
+
+
+def test_fig8_is_tested_on_an_outcome_prm_against_a_process_one():
+    rows = []
+    for p in range(30):
+        for i in range(2):  # outcome: lowest score on the last step; oracle: on the first
+            rows.append({"prm": "outcome", "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": True,
+                         "true_first_error": -1, "step_scores": [0.9, 0.8, 0.2]})
+            rows.append({"prm": "oracle", "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": True,
+                         "true_first_error": -1, "step_scores": [0.2, 0.8, 0.9]})
+    pb = [dict(r, model={"prm/good": "prm/oracle", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
+    f = Findings(pb, {"oracle": 0.5, "outcome": 0.5}, ["tune", "test"], "tune", rows, {}, n_boot=100)
+    rec = {r["id"]: r for r in f.records()}["min_on_last"]
+    assert rec["estimates"]["min_on_last_outcome_minus_process"] == [100.0, 100.0, 100.0] and rec["verdict"] == "reproduced"
+    assert rec["precision"]["min_on_last_outcome_minus_process"] == {"half_width": 0.0, "paper_effect": 34.7}
+
+
+def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs():
+    rows = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/mc_soft"}[r["model"]]) for r in _pb_rows()]
+    f = Findings(rows, {"mc_hard": 0.5, "mc_soft": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200)
+    rec = {r["id"]: r for r in f.records()}["hard_soft"]
+    assert rec["verdict"] == INCONCLUSIVE and "exceeds the +-3 margin: showing equality needs about" in rec["ours"]

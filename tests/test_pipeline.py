@@ -167,7 +167,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     names = {r.info.run_name for r in children}
     expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
                 "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
-        f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle")}
+        f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")}
     assert expected <= names, expected - names
     for r in children:
         assert r.info.status == "FINISHED"

@@ -22,8 +22,9 @@ from prmlab.stats import (
     NOT_REPRODUCED,
     all_of,
     bootstrap_ci,
+    bootstrap_values,
     equivalence_verdict,
-    kendall_tau,
+    percentile_interval,
     verdict,
 )
 
@@ -34,13 +35,20 @@ PAPER = {
     "fig2": "Fig. 2: consensus filtering keeps about 40% of the data; its PRM scores 46.3 avg. F1, above MC's 40.1 (Table 4)",
     "fig3": "Fig. 3-4: hard and soft MC labels tie before filtering (40.2 vs 40.2 avg. F1); hard labels lead only after "
             "consensus filtering",
-    "tables67": "Tables 6-7: the ranking of PRMs by Best-of-8 accuracy differs from their ranking by ProcessBench F1",
+    "tables67": "Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
+                "Math-Shepherd-PRM-7B 31.5 avg. F1, the PRM800K-trained Qwen PRM 56.5; Table 3: MC Math-Shepherd 440k "
+                "28.9 ProcessBench, 64.3 Best-of-8)",
     "fig6": "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
             "responses gain Best-of-N accuracy they do not deserve",
-    "fig8": "Fig. 8 (all Best-of-8 responses): Eurus, Math-Shepherd-PRM-7B and Skywork put over 40% of their minimum "
-            "step scores on the final step; the Qwen MC-trained PRM 9.8%",
+    "fig8": "Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
+            "(EurusPRM 53-55%, Math-Shepherd-PRM-7B 44.5%); Qwen's own MC-trained PRM 9.8%",
 }
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
+# The paper's effect each estimate is meant to detect, in its own units (points): the report sets each
+# interval's half-width beside it. Table 4: judge - MC 46.5 - 40.1, human - judge 56.5 - 46.5; Fig. 2:
+# consensus - MC 46.3 - 40.1; Fig. 8: Math-Shepherd-PRM-7B - Qwen MC-trained 44.5 - 9.8.
+PAPER_EFFECT = {"f1_judge_minus_mc": 6.4, "f1_oracle_minus_judge": 10.0, "f1_prm800k_minus_judge": 10.0,
+                "f1_consensus_minus_mc": 6.2, "f1_hard_minus_soft": EQUAL_MARGIN, "min_on_last_outcome_minus_process": 34.7}
 
 
 def _pb_units(rows: list[dict], thresholds: dict[str, float], subsets: Sequence[str]) -> dict[tuple, dict]:
@@ -120,17 +128,56 @@ class Findings:
         lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
         return stat(probs), lo, hi
 
+    def _raws_problems(self, prm: str) -> list[str]:
+        return [p for p in sorted(self.bon) if self.bon[p].get(prm)
+                and all(r["true_first_error"] is not None for r in self.bon[p][prm])]
+
+    @staticmethod
+    def _raws(r: dict) -> float:
+        """1 for a right answer reached through a wrong step (the verifier's first error), else 0."""
+        return float(bool(r["correct"]) and r["true_first_error"] != -1)
+
     def inflation(self, prm: str) -> tuple[float, float, float]:
-        """Best-of-N accuracy minus its process-verified accuracy (right answer and no wrong step), in points."""
-        probs = [p for p in sorted(self.bon) if self.bon[p].get(prm)
-                 and all(r["true_first_error"] is not None for r in self.bon[p][prm])]
+        """Share (%) of problems whose Best-of-N pick is a right answer through a wrong step: the accuracy
+        Best-of-N counts that process verification would not."""
+        probs = self._raws_problems(prm)
 
         def stat(sample):
-            picks = [pick(self.bon[p][prm]) for p in sample]
-            return 100.0 * mean([float(r["correct"] and r["true_first_error"] != -1) for r in picks])
+            return 100.0 * mean([self._raws(pick(self.bon[p][prm])) for p in sample])
 
         lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
         return stat(probs), lo, hi
+
+    def inflation_excess(self, prm: str) -> tuple[float, float, float]:
+        """The PRM's share of such picks minus a random pick's (the share of such responses among each
+        problem's candidates), paired by problem, in points: above 0, the PRM prefers them to chance."""
+        probs = self._raws_problems(prm)
+
+        def stat(sample):
+            return 100.0 * mean([self._raws(pick(rs)) - mean([self._raws(r) for r in rs])
+                                 for rs in (self.bon[p][prm] for p in sample)])
+
+        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
+        return stat(probs), lo, hi
+
+    def bon_over_pb(self, a: str, b: str) -> tuple[float, float, float]:
+        """How much more `a` leads `b` on Best-of-N than on ProcessBench, in points:
+        (BoN acc a - b) - (F1 a - b), the two resampled independently (different units)."""
+        probs = sorted(self.bon)
+        pairs = list(zip(self.pb_keys, self.pb_units))
+
+        def pb(sample):
+            subs = [k[0] for k, _ in sample]
+            us = [u for _, u in sample]
+            return pb_f1(us, subs, a) - pb_f1(us, subs, b)
+
+        def bon(sample):
+            return self.bon_acc(sample, a) - self.bon_acc(sample, b)
+
+        bv = bootstrap_values(probs, bon, self.n_boot, self.seed)
+        pv = bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
+        lo, hi = percentile_interval([x - y for x, y in zip(bv, pv)])
+        return bon(probs) - pb(pairs), lo, hi
 
     def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
         """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
@@ -151,31 +198,6 @@ class Findings:
         lo, hi = bootstrap_ci(units, stat, self.n_boot, self.seed)
         return stat(units), lo, hi
 
-    def rank_tau(self, names: list[str]) -> tuple[float, float, float]:
-        """Kendall tau between the Best-of-N and ProcessBench rankings of `names`, bootstrapping both sides."""
-        probs = sorted(self.bon)
-        pairs = list(zip(self.pb_keys, self.pb_units))
-        rng_seed = self.seed
-
-        def tau(bsample, psample):
-            subs = [k[0] for k, _ in psample]
-            us = [u for _, u in psample]
-            return kendall_tau([self.bon_acc(bsample, n) for n in names], [pb_f1(us, subs, n) for n in names])
-
-        import random
-
-        rng = random.Random(rng_seed)
-        vals = []
-        by_sub: dict[str, list] = defaultdict(list)
-        for p in pairs:
-            by_sub[p[0][0]].append(p)
-        for _ in range(self.n_boot):
-            bs = [probs[rng.randrange(len(probs))] for _ in probs]
-            ps = [x for g in by_sub.values() for x in (g[rng.randrange(len(g))] for _ in g)]
-            vals.append(tau(bs, ps))
-        vals.sort()
-        return tau(probs, pairs), vals[int(0.025 * self.n_boot)], vals[min(int(0.975 * self.n_boot), self.n_boot - 1)]
-
     # ---------------------------------------------------------------------------------- findings
     def rows(self) -> list[list[str]]:
         """[claim, paper (quoted), ours (95% interval), verdict] per finding."""
@@ -188,8 +210,11 @@ class Findings:
         out: list[dict] = []
 
         def add(fid: str, claim: str, paper: str, ours: str, v: str, **est):
+            # Each interval's half-width beside the paper's effect it must resolve (PAPER_EFFECT).
+            precision = {k: {"half_width": (float(val[2]) - float(val[1])) / 2, "paper_effect": PAPER_EFFECT.get(k)}
+                         for k, val in est.items()}
             out.append({"id": fid, "claim": claim, "paper": paper, "ours": ours, "verdict": v,
-                        "estimates": {k: [float(x) for x in val] for k, val in est.items()}})
+                        "estimates": {k: [float(x) for x in val] for k, val in est.items()}, "precision": precision})
         held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
 
         def need(*names) -> bool:
@@ -225,39 +250,57 @@ class Findings:
                 est["f1_consensus_minus_mc"] = d
             add("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
                 PAPER["fig2"], ours, all_of(parts), **est)
-        # 3. hard vs soft (unfiltered only here)
+        # 3. hard vs soft (unfiltered only here): equality only where the interval is narrow enough to show it
         if need("mc_hard", "mc_soft"):
             d = self.pb_diff("mc_hard", "mc_soft")
+            v = equivalence_verdict(d[1], d[2], EQUAL_MARGIN)
+            why = ""
+            half = (d[2] - d[1]) / 2
+            if v == INCONCLUSIVE and half > EQUAL_MARGIN:
+                n = len(self.pb_units)
+                why = (f"; inconclusive because the interval's half-width {half:.1f} exceeds the +-{EQUAL_MARGIN:g} margin: "
+                       f"showing equality needs about {int(n * (half / EQUAL_MARGIN) ** 2):,} held-out items (here {n})")
             add("hard_soft", "Before filtering, hard and soft MC labels are equal", PAPER["fig3"],
                 f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
-                "trained on the consensus subset here, so the after-filtering half is not tested",
-                equivalence_verdict(d[1], d[2], EQUAL_MARGIN), f1_hard_minus_soft=d)
-        # 4. rankings differ
-        names = [n for n in self.prms if n in have_pb]
-        if len(names) >= 3:
-            t, lo, hi = self.rank_tau(names)
-            v = "reproduced" if hi < 1.0 else NOT_REPRODUCED if lo >= 1.0 else INCONCLUSIVE
-            add("rankings", "Best-of-N and ProcessBench rank PRMs differently", PAPER["tables67"],
-                f"Kendall tau over {len(names)} PRMs {t:.2f} [{lo:.2f}, {hi:.2f}] (1 = same order; differs if the "
-                "whole interval is below 1)", v, kendall_tau=(t, lo, hi))
-        # 5. flawed processes inflate BoN
-        infl = {p: self.inflation(p) for p in self.prms}
-        infl = {p: v for p, v in infl.items() if v[1] == v[1]}
-        if infl:
-            ref = "mc_hard" if "mc_hard" in infl else next(iter(infl))
-            add("inflation", "Correct answers reached through flawed steps inflate Best-of-N accuracy", PAPER["fig6"],
-                "BoN picks that are right answers with a wrong step, % of problems: "
-                + ", ".join(f"{p} {_fmt_ci(*v)}" for p, v in infl.items()) + f" (verdict on {ref})",
-                verdict(*infl[ref][1:]), **{f"inflation_{p}": v for p, v in infl.items()})
-        # 6. min on the final step
-        if "mc_hard" in self.prms and ("oracle" in self.prms or "consensus" in self.prms):
-            ref = "oracle" if "oracle" in self.prms else "consensus"
-            d = self.min_on_last_diff("mc_hard", ref)
+                "trained on the consensus subset here, so the after-filtering half is not tested" + why,
+                v, f1_hard_minus_soft=d)
+        # The process-label reference: human labels (PRM800K, or the toy verifier's stand-in), else the judge's.
+        process_ref = next((n for n in (human, "judge") if n in self.prms and n in have_pb), None)
+        # 4. Best-of-N flatters MC-trained PRMs relative to ProcessBench (not "the rankings differ":
+        # random scores make Kendall tau < 1 too)
+        if "mc_hard" in self.prms and need("mc_hard") and process_ref:
+            d = self.bon_over_pb("mc_hard", process_ref)
+            bon_d, pb_d = self.bon_diff("mc_hard", process_ref), self.pb_diff("mc_hard", process_ref)
+            add("rankings", "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
+                "does better on Best-of-N than on ProcessBench", PAPER["tables67"],
+                f"mc_hard - {process_ref}: Best-of-N accuracy {_fmt_ci(*bon_d)}, ProcessBench F1 {_fmt_ci(*pb_d)}; "
+                f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
+                verdict(*d[1:]), **{f"bon_minus_pb_gap_mc_hard_vs_{process_ref}": d})
+        # 5. flawed processes inflate BoN: each PRM's share of such picks against a random pick's
+        excess = {p: self.inflation_excess(p) for p in self.prms}
+        excess = {p: v for p, v in excess.items() if v[1] == v[1]}
+        if excess:
+            ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))
+            shares = {p: self.inflation(p)[0] for p in excess}
+            add("inflation", "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
+                "them more often than a random pick does, which inflates its Best-of-N accuracy", PAPER["fig6"],
+                "BoN picks that are right answers through a wrong step, % of problems, minus a random pick's expected "
+                "share on the same problems: " + ", ".join(f"{p} {shares[p]:.1f}% ({_fmt_ci(*v)})" for p, v in excess.items())
+                + f" (verdict on {ref}; below 0 means the PRM screens such responses out)",
+                verdict(*excess[ref][1:]), **{f"inflation_excess_{p}": v for p, v in excess.items()})
+        # 6. min on the final step: an outcome-supervised PRM (the BoN-optimised extreme) against a process one
+        if "outcome" in self.prms and process_ref:
+            d = self.min_on_last_diff("outcome", process_ref)
             shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
-            add("min_on_last", "A PRM trained on MC labels (value-like, outcome-driven) puts its minimum on the final "
-                "step more often than one trained on process labels", PAPER["fig8"],
-                f"all responses, ties to the earliest step: {shares}; mc_hard - {ref} {_fmt_ci(*d)} points",
-                verdict(*d[1:]), **{f"min_on_last_mc_minus_{ref}": d})
+            add("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
+                "its lowest score on the final step far more often than one trained on process labels", PAPER["fig8"],
+                f"all multi-step responses, ties to the earliest step: {shares}; outcome - {process_ref} {_fmt_ci(*d)} points",
+                verdict(*d[1:]), min_on_last_outcome_minus_process=d)
+        elif self.prms:
+            add("min_on_last", "A PRM trained toward outcomes puts its lowest score on the final step far more often than "
+                "one trained on process labels", PAPER["fig8"],
+                "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: "
+                + ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms), INCONCLUSIVE)
         return out
 
 
@@ -267,22 +310,33 @@ class Findings:
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
 
 
-def t_interval(pts: Sequence[float]) -> tuple[float, float, float]:
-    """Mean and 95% t-interval (lo, hi) of per-seed values; the bounds are nan under 2 values."""
+def t_interval(pts: Sequence[float], within_half: Sequence[float] = ()) -> tuple[float, float, float]:
+    """Mean and 95% interval (lo, hi) over seeds; nan bounds under 2 values.
+
+    Each seed's value varies by training and by the sampling of its evaluation items; the spread over
+    seeds estimates both, but from k - 1 degrees of freedom, and two or three seeds that happen to agree
+    give an interval narrower than one seed's own bootstrap interval (issue #26: 3 seeds, +-2.2 where one
+    seed's bootstrap said +-14). So a seed's variance is the larger of the across-seed variance and the
+    mean within-seed variance (each seed's bootstrap half-width / 1.96, squared), and the mean's standard
+    error is that over sqrt(k), with Student t quantiles for k - 1 degrees of freedom."""
     import math
 
     k = len(pts)
     m = sum(pts) / k
     if k < 2:
         return m, float("nan"), float("nan")
-    half = T95.get(k - 1, 1.96) * math.sqrt(sum((x - m) ** 2 for x in pts) / (k - 1)) / math.sqrt(k)
+    across = sum((x - m) ** 2 for x in pts) / (k - 1)
+    within = [h / 1.96 for h in within_half if h == h]
+    var = max(across, sum(w * w for w in within) / len(within)) if within else across
+    half = T95.get(k - 1, 1.96) * math.sqrt(var) / math.sqrt(k)
     return m, m - half, m + half
 
 
 def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     """Findings records of several seeds (run name -> records) -> per finding and estimate: the mean over
-    seeds, a 95% t-interval across seeds (each seed draws its own world, samples and training, so this
-    interval covers all of them), the mean of the within-seed bootstrap bounds (problem sampling only),
+    seeds, a 95% interval across seeds that never falls below the within-seed sampling noise
+    (`t_interval`; each seed draws its own world, samples and training), the mean of the within-seed
+    bootstrap bounds (problem sampling only),
     and a verdict decided by the across-seed interval with the same rule as one seed. Needs >= 2 seeds
     for an interval; a finding missing from some seed is marked so."""
 
@@ -299,8 +353,8 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
         for name in recs[0]["estimates"]:
             pts = [r["estimates"][name][0] for r in recs if name in r["estimates"]]
             k = len(pts)
-            m, lo, hi = t_interval(pts)
             within = [(r["estimates"][name][1], r["estimates"][name][2]) for r in recs if name in r["estimates"]]
+            m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in within])
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": k, "points": pts,
                           "within_seed_lo": sum(w[0] for w in within) / k, "within_seed_hi": sum(w[1] for w in within) / k}
         if fid == "hard_soft":
@@ -314,11 +368,8 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
                 else:
                     v = verdict(e["lo"], e["hi"])
                     parts.append(v if v != INCONCLUSIVE else equivalence_verdict(e["lo"], e["hi"], EQUAL_MARGIN))
-        elif fid == "rankings":
-            e = ests["kendall_tau"]
-            parts = ["reproduced" if e["hi"] < 1.0 else NOT_REPRODUCED if e["lo"] >= 1.0 else INCONCLUSIVE]
         elif fid == "inflation":
-            ref = "inflation_mc_hard" if "inflation_mc_hard" in ests else next(iter(ests))
+            ref = "inflation_excess_mc_hard" if "inflation_excess_mc_hard" in ests else next(iter(ests))
             parts = [verdict(ests[ref]["lo"], ests[ref]["hi"])]
         else:
             parts = [verdict(e["lo"], e["hi"]) for e in ests.values()]
@@ -326,5 +377,6 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
         if len(recs) < len(runs):
             v = INCONCLUSIVE
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
-                    "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs]})
+                    "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],
+                    "holds_on_every_seed": all(r["verdict"] == v for r in recs) and len(recs) == len(runs)})
     return out

@@ -21,7 +21,7 @@ from prmlab.prompts import judge_messages, majority, parse_judgement, policy_mes
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
 from prmlab.steps import extract_answer, join_steps
 
-SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle")
+SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
 
 
 def rollout_prompt(gen: Generator, problem: Problem, steps: list[str], upto: int) -> str:
@@ -207,6 +207,9 @@ def build_training_sets(problems: dict[str, Problem], responses: list[Response],
                 counts["disagree"] += 1
         if with_oracle and r.true_first_error is not None:
             sets["oracle"].append(prm_example(p, r, labels_from_first_error(len(r.steps), r.true_first_error)))
+        # Outcome supervision, the BoN-optimised extreme (paper Fig. 8): every step carries the final
+        # answer's correctness, all steps kept; a PRM trained on it learns outcomes, not processes.
+        sets["outcome"].append(prm_example(p, r, [int(r.correct)] * len(r.steps)))
     counts["consensus_kept_share"] = counts["agree"] / max(len(responses), 1)
     return sets, counts
 

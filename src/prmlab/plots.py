@@ -94,8 +94,8 @@ def bon_curve(rows: list[dict]):
 
 
 # Units of the findings' estimates, by name prefix (prmlab.findings), for the interval plot's row labels.
-_UNITS = {"f1_": "F1 points", "kept_share": "% of responses", "inflation_": "% of problems",
-          "min_on_last_": "percentage points", "kendall_tau": "unitless; 1 = same order"}
+_UNITS = {"f1_": "F1 points", "kept_share": "% of responses", "inflation_excess_": "points over a random pick",
+          "inflation_": "% of problems", "min_on_last_": "percentage points", "bon_minus_pb_gap_": "points"}
 
 
 def _unit(name: str) -> str:
@@ -121,8 +121,6 @@ def findings_intervals(records: list[dict]):
         err = [[p - a if a == a else 0.0 for p, a in zip(pts, lo)], [b - p if b == b else 0.0 for p, b in zip(pts, hi)]]
         ax.errorbar(pts, ys, xerr=err, fmt="o", color="#4878a8", capsize=3)
         ax.axvline(0.0, color="gray", lw=1)
-        if "kendall_tau" in names:  # the rankings verdict compares tau with 1 (same order), not 0
-            ax.axvline(1.0, color="gray", lw=1, ls="--")
         if "kept_share" in names:  # the consensus verdict reads "about 40%" as 25-55%
             ax.axvspan(25.0, 55.0, color="gray", alpha=0.15, lw=0)
         ax.set_yticks(ys, [f"{n} ({_unit(n)})" if _unit(n) else n for n in names], fontsize=7)

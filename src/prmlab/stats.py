@@ -21,11 +21,9 @@ U = TypeVar("U")
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 
 
-def bootstrap_ci(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,
-                 level: float = 0.95, strata: Callable[[U], object] | None = None) -> tuple[float, float]:
-    """Percentile interval of `stat` over `n_boot` resamples of `units` (within each stratum if given)."""
-    if not units:
-        return float("nan"), float("nan")
+def bootstrap_values(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,
+                     strata: Callable[[U], object] | None = None) -> list[float]:
+    """`stat` on each of `n_boot` resamples of `units` (within each stratum if given), in draw order."""
     rng = random.Random(seed)
     groups: dict[object, list[U]] = {}
     for u in units:
@@ -36,11 +34,23 @@ def bootstrap_ci(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: i
         for g in groups.values():
             sample += [g[rng.randrange(len(g))] for _ in g]
         vals.append(stat(sample))
-    vals.sort()
+    return vals
+
+
+def percentile_interval(vals: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    if not vals:
+        return float("nan"), float("nan")
+    v, n = sorted(vals), len(vals)
     a = (1 - level) / 2
-    lo = vals[min(int(a * n_boot), n_boot - 1)]
-    hi = vals[min(int((1 - a) * n_boot), n_boot - 1)]
-    return lo, hi
+    return v[min(int(a * n), n - 1)], v[min(int((1 - a) * n), n - 1)]
+
+
+def bootstrap_ci(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,
+                 level: float = 0.95, strata: Callable[[U], object] | None = None) -> tuple[float, float]:
+    """Percentile interval of `stat` over `n_boot` resamples of `units` (within each stratum if given)."""
+    if not units:
+        return float("nan"), float("nan")
+    return percentile_interval(bootstrap_values(units, stat, n_boot, seed, strata), level)
 
 
 def verdict(lo: float, hi: float, direction: int = 1, null: float = 0.0) -> str:
