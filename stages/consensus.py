@@ -5,7 +5,8 @@ Sources: `mc_hard`, `mc_soft` (hard labels plus the MC value, for a regression l
 `consensus` (MC first error == judge first error; "no error" agreeing counts), and, where the
 verifier's labels exist (toy world), `oracle`, the analogue of the paper's human-labelled PRM800K;
 and the released sets named in params `human_labels` (`prm800k`, `math_shepherd`), which
-human_data@<source> converted and deduplicated (--human folder): their training set is that file.
+human_data@<source> converted and deduplicated (--human folder), and the toy's `human` (toy_human@toy):
+their training set is that file.
 
 Two DVC stages run this module. `consensus` writes the agreement counts and the label-quality
 audit (--metrics, --audit-table). `prm_data@<source>`, one per entry of `train_prm.sources`, writes
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prmlab.human_labels import HUMAN_SOURCES
+from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN
 from prmlab.io import DataError, read_jsonl, read_jsonl_lines, write_json, write_jsonl
 from prmlab.labeling import SOURCES, audit, build_training_sets
 from prmlab.params import ParamsError, read_params
@@ -75,14 +76,16 @@ def main() -> None:
             raise ParamsError("give --source and --out (one training set) or --metrics and --audit-table (the audit)")
         # The one key of `train_prm` this stage reads (train_prm validates the section as a whole).
         sources = read_params(a.params).get("train_prm", {}).get("sources")
-        if not isinstance(sources, list) or not set(sources) <= set(SOURCES + HUMAN_SOURCES):
-            raise ParamsError(f"train_prm.sources: expected a list of {list(SOURCES + HUMAN_SOURCES)}, got {sources!r}")
-        if a.source in HUMAN_SOURCES:
+        known = SOURCES + HUMAN_SOURCES + (TOY_HUMAN,)
+        if not isinstance(sources, list) or not set(sources) <= set(known):
+            raise ParamsError(f"train_prm.sources: expected a list of {list(known)}, got {sources!r}")
+        if a.source in HUMAN_SOURCES + (TOY_HUMAN,):
             # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
             path = Path(a.human or "data/human") / f"{a.source}.jsonl"
             if not path.exists():
-                raise ParamsError(f"train_prm.sources names {a.source!r}, but params human_labels names no {a.source} "
-                                  f"file (human_labels: {{{a.source}: PATH}}), so {path} was never written")
+                made_by = ("stage toy_human@toy (toy profile only)" if a.source == TOY_HUMAN else
+                           f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
+                raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
             rows = read_jsonl(path, PRMExample)
             with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[path], tags={"prmlab.source": a.source}) as run:
                 write_jsonl(a.out, rows)

@@ -35,9 +35,17 @@ class ToyWorldConfig:
     n_processbench: int = 240
     min_steps: int = 2
     max_steps: int = 5
+    # The difficulty mix (issue #26): a share of hard problems, longer and with larger numbers than the
+    # models trained on, in every split; the completer often fails from a correct prefix there.
+    hard_share: float = 0.0
+    hard_max_steps: int = 8
+    hard_max_value: int = 60
 
     def __post_init__(self):
         check(2 <= self.min_steps <= self.max_steps <= 8, "toy.min_steps..max_steps must be within 2..8")
+        check(0 <= self.hard_share <= 1, "toy.hard_share must be in [0, 1]")
+        check(self.max_steps <= self.hard_max_steps <= 12, "toy.hard_max_steps must be within max_steps..12")
+        check(25 <= self.hard_max_value <= 999, "toy.hard_max_value must be within 25..999")
         for n in ("n_train", "n_eval", "n_processbench"):
             check(getattr(self, n) > 0, f"toy.{n} must be > 0")
 
@@ -47,7 +55,8 @@ def world_problems(cfg: ToyWorldConfig) -> dict[str, list[Problem]]:
     # (bootstrap@toy's training problems use toy_models.seed*1000 + 4..6).
     sizes = {"train": cfg.n_train, "eval": cfg.n_eval, "processbench": cfg.n_processbench}
     prefix = {"train": "train", "eval": "eval", "processbench": "pb"}
-    return {split: make_problems(cfg.seed * 1000 + off, sizes[split], f"toy-{prefix[split]}", cfg.min_steps, cfg.max_steps)
+    return {split: make_problems(cfg.seed * 1000 + off, sizes[split], f"toy-{prefix[split]}", cfg.min_steps, cfg.max_steps,
+                                 cfg.hard_share, cfg.hard_max_steps, cfg.hard_max_value)
             for off, split in enumerate(SPLITS, start=1)}
 
 
@@ -65,6 +74,7 @@ def main() -> None:
     write_json(Path(a.problems_dir) / "eval_texts.json", {"toy": [p.question for p in probs["eval"]],
                                                           "processbench_toy": [p.question for p in probs["processbench"]]})
     m = {f"{split}_problems": len(items) for split, items in probs.items()}
+    m |= {f"{split}_hard_problems": sum(bool(p.meta.get("hard")) for p in items) for split, items in probs.items()}
     m["mean_steps"] = sum(len(p.meta["nodes"]) for items in probs.values() for p in items) / sum(map(len, probs.values()))
     write_json(a.metrics, m)
     summary("problems", ", ".join(f"{len(v)} {k}" for k, v in probs.items()))

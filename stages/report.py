@@ -30,6 +30,7 @@ PAPER_PB = {"Qwen2.5-Math-PRM-7B (Table 7)": 73.5, "Math-Shepherd-PRM-7B (Table 
 # Best-of-8 avg. accuracy or None). Table 3's Math-Shepherd row is a PRM trained on its released 440k set.
 PAPER_BY_SOURCE = {"mc_hard": ("MC estimation (Table 4)", 40.1, None), "judge": ("LLM-as-a-judge (Table 4)", 46.5, None),
                    "prm800k": ("human annotation, PRM800K (Table 4)", 56.5, None),
+                   "human": ("human annotation, PRM800K (Table 4; the toy's analogue)", 56.5, None),
                    "math_shepherd": ("MC Math-Shepherd 440k (Table 3)", 28.9, 64.3)}
 
 

@@ -46,11 +46,12 @@ class TrainPRMConfig:
     max_examples: int = 0  # 0: all
 
     def __post_init__(self):
-        from prmlab.human_labels import HUMAN_SOURCES
+        from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN
         from prmlab.labeling import SOURCES
 
-        unknown = sorted(set(self.sources) - set(SOURCES + HUMAN_SOURCES))
-        check(bool(self.sources) and not unknown, f"train_prm.sources: unknown {unknown} (known: {list(SOURCES + HUMAN_SOURCES)})"
+        known = SOURCES + HUMAN_SOURCES + (TOY_HUMAN,)
+        unknown = sorted(set(self.sources) - set(known))
+        check(bool(self.sources) and not unknown, f"train_prm.sources: unknown {unknown} (known: {list(known)})"
               if unknown else "train_prm.sources must name at least one label source")
         check(len(set(self.sources)) == len(self.sources), "train_prm.sources: a source is named twice")
         check(self.lr > 0 and self.epochs > 0, "train_prm.lr and train_prm.epochs must be > 0")

@@ -70,10 +70,11 @@ def section_configs():
     from stages.label_mc import LabelMCConfig
     from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
+    from stages.toy_human import ToyHumanConfig
     from stages.train_judge import ToyJudgeConfig
     from stages.train_prm import TrainPRMConfig
 
-    return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
+    return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
             "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig}
@@ -86,7 +87,7 @@ def test_every_profile_loads_and_validates(profile):
     path = ROOT / profile
     data = yaml.safe_load(path.read_text())
     configs = section_configs()
-    toy_only, real_only = {"toy", "toy_models", "toy_judge", "build_processbench"}, {"real"}
+    toy_only, real_only = {"toy", "toy_models", "toy_judge", "toy_human", "build_processbench"}, {"real"}
     expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
     # human_labels is {source: path}, no dataclass: human_labels.check_sources validates it with train_prm.sources.
     assert set(data) == expected | {"human_labels"}, f"{profile}: sections differ from the stages' configs"

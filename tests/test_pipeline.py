@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 
 TINY = {
     "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16},
+    "toy_human": {"n": 12},
     "toy_models": {"corpus": 300, "vocab_size": 400, "base_steps": 300, "policy_steps": 20, "batch_size": 16,
                    "eval_problems": 8, "lr": 0.006,
                    "policy": {"hidden_size": 64, "num_layers": 2, "num_heads": 2, "num_kv_heads": 1, "intermediate_size": 128}},
@@ -165,9 +166,10 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert len(parent) == 1
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
     names = {r.info.run_name for r in children}
-    expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "build_processbench", "sample_eval",
-                "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
-        f"{stage}@{s}" for stage in ("prm_data", "train_prm") for s in ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")}
+    expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "toy_human", "build_processbench",
+                "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
+        f"{stage}@{s}" for stage in ("prm_data", "train_prm")
+        for s in ("mc_hard", "mc_soft", "judge", "consensus", "human", "oracle", "outcome")}
     assert expected <= names, expected - names
     for r in children:
         assert r.info.status == "FINISHED"

@@ -106,3 +106,22 @@ def test_systematic_flaws_are_one_habitual_value():
         assert claimed == vals[fe] + 1 and verify(p, steps).first_error == fe
         steps, fe = make_flawed(rng, p, "answer", systematic=True)
         assert steps[-1].endswith(f"\\boxed{{{vals[-2] if vals[-2] != vals[-1] else vals[-1] + 1}}}.")
+
+
+def test_difficulty_mix_adds_hard_problems_and_keeps_the_old_stream():
+    """Issue #26: a share of hard problems (longer, larger numbers than the models trained on); with a
+    share of 0 the problems are exactly the old stream's, so committed models and studies stay valid."""
+    import random as _random
+
+    from prmlab.toy.world import canonical_steps, make_problem, make_problems, verify
+
+    rng = _random.Random(11)
+    old = [make_problem(rng, f"x-{i}") for i in range(50)]
+    assert [p.question for p in make_problems(11, 50, "x")] == [p.question for p in old]
+    mixed = make_problems(11, 400, "x", hard_share=0.3, hard_max_steps=8, hard_max_value=60)
+    hard = [p for p in mixed if p.meta.get("hard")]
+    assert 80 <= len(hard) <= 160  # 30% of 400 = 120, binomial sd 9.2
+    assert all(5 <= len(p.meta["nodes"]) <= 8 for p in hard)
+    assert max(n["value"] for p in hard for n in p.meta["nodes"]) > 25  # larger numbers than the models saw
+    assert all(len(p.meta["nodes"]) <= 5 and not p.meta.get("hard") for p in mixed if p not in hard)
+    assert all(verify(p, canonical_steps(p)).first_error == -1 for p in hard)  # the verifier checks them exactly

@@ -48,6 +48,7 @@ EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within 
 # interval's half-width beside it. Table 4: judge - MC 46.5 - 40.1, human - judge 56.5 - 46.5; Fig. 2:
 # consensus - MC 46.3 - 40.1; Fig. 8: Math-Shepherd-PRM-7B - Qwen MC-trained 44.5 - 9.8.
 PAPER_EFFECT = {"f1_judge_minus_mc": 6.4, "f1_oracle_minus_judge": 10.0, "f1_prm800k_minus_judge": 10.0,
+                "f1_human_minus_judge": 10.0,
                 "f1_consensus_minus_mc": 6.2, "f1_hard_minus_soft": EQUAL_MARGIN, "min_on_last_outcome_minus_process": 34.7}
 
 
@@ -222,10 +223,12 @@ class Findings:
 
         # 1. MC < judge < human
         # Human labels: PRM800K where the run trained on it (paper profile), else the toy verifier's stand-in.
-        human = "prm800k" if "prm800k" in have_pb else "oracle"
+        # The toy's `human` is its PRM800K analogue (off-policy, fewer, noisy); `oracle` is only an upper bound.
+        human = next((n for n in ("prm800k", "human", "oracle") if n in have_pb), "oracle")
         if need("mc_hard", "judge", human):
             d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff(human, "judge")
-            who = "prm800k (human labels)" if human == "prm800k" else "oracle (the verifier, our human stand-in)"
+            who = {"prm800k": "prm800k (human labels)", "human": "human (the toy's PRM800K: off-policy, fewer, noisy labels)",
+                   "oracle": "oracle (the verifier on the policy's own responses: an upper bound, not a human stand-in)"}[human]
             add("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
                 PAPER["table4"],
                 f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; {who} - judge {_fmt_ci(*d2)}",

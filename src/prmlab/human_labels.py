@@ -48,6 +48,7 @@ from prmlab.params import ParamsError
 from prmlab.records import PRMExample
 
 HUMAN_SOURCES = ("prm800k", "math_shepherd")
+TOY_HUMAN = "human"  # the toy profile's PRM800K analogue, written by stage toy_human@toy (prmlab.toy.annotators)
 SHEPHERD_TAG = "ки"
 _STEP_NUMBER = re.compile(r"^Step \d+:\s*")
 
@@ -65,6 +66,9 @@ def check_sources(params: dict) -> None:
         if not isinstance(path, str) or not path.strip():
             raise ParamsError(f"human_labels.{source}: expected the path of a {source} file or folder, got {path!r}")
     sources = (params.get("train_prm") or {}).get("sources") or []
+    if TOY_HUMAN in sources and not (params.get("profile") or {}).get("toy"):
+        raise ParamsError(f"train_prm.sources names {TOY_HUMAN!r}, the toy profile's PRM800K analogue; the paper "
+                          "profile's human labels are prm800k (human_labels: {prm800k: PATH})")
     for source in HUMAN_SOURCES:
         if source in sources and source not in human:
             raise ParamsError(f"train_prm.sources names {source!r}, but params human_labels names no {source} file "

@@ -36,8 +36,8 @@ MAX_VALUE = 25
 _EQ = re.compile(r"(-?\d+)\s*([+\-*/x×])\s*(-?\d+)\s*=\s*(-?\d+)")
 
 
-def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: int = 5) -> Problem:
-    """A story whose solution has between min_steps and max_steps computations."""
+def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: int = 5, max_value: int = MAX_VALUE) -> Problem:
+    """A story whose solution has between min_steps and max_steps computations, no value above max_value."""
     target = rng.randint(min_steps, max_steps)
     name, item = rng.choice(NAMES), rng.choice(ITEMS)
     quantities: list[int] = []
@@ -68,14 +68,14 @@ def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: in
         kind = rng.choice(kinds)
         if kind == "packs":
             g, k = rng.randint(2, 5), rng.randint(2, 6)
-            if v + g * k > MAX_VALUE:
+            if v + g * k > max_value:
                 continue
             sentences.append(f"{name} buys {g} packs of {k} {item}.")
             t = node("*", q(g), q(k), f"buys {g} packs of {k}")
             cur = node("+", cur, t, "in all")
         elif kind == "find":
             a = rng.randint(2, 9)
-            if v + a > MAX_VALUE:
+            if v + a > max_value:
                 continue
             sentences.append(f"{name} finds {a} more.")
             cur = node("+", cur, q(a), f"finds {a} more")
@@ -87,7 +87,7 @@ def make_problem(rng: random.Random, pid: str, min_steps: int = 2, max_steps: in
             cur = node("-", cur, q(a), f"gives away {a}")
         elif kind == "times":
             m = rng.randint(2, 3)
-            if v * m > MAX_VALUE:
+            if v * m > max_value:
                 continue
             sentences.append(f"{name} gets {m} times as many.")
             cur = node("*", cur, q(m), f"gets {m} times as many")
@@ -339,6 +339,19 @@ def sample_flaw_kind(rng: random.Random, mix: dict[str, float]) -> str:
     return rng.choices(kinds, weights=[mix[k] for k in kinds])[0]
 
 
-def make_problems(seed: int, n: int, prefix: str, min_steps: int = 2, max_steps: int = 5) -> list[Problem]:
-    rng = random.Random(seed)
-    return [make_problem(rng, f"{prefix}-{i}", min_steps, max_steps) for i in range(n)]
+def make_problems(seed: int, n: int, prefix: str, min_steps: int = 2, max_steps: int = 5, hard_share: float = 0.0,
+                  hard_max_steps: int = 8, hard_max_value: int = 60) -> list[Problem]:
+    """`n` problems; a `hard_share` of them longer (up to `hard_max_steps`) and with larger numbers (up to
+    `hard_max_value`) than the toy models ever trained on: the paper's hard problems, on which a completer
+    often fails from a correct prefix, so MC estimation calls correct steps wrong. Whether a problem is
+    hard comes from its own stream, so with hard_share 0 the problems are exactly those of old."""
+    rng, hard_rng = random.Random(seed), random.Random(seed + 7_919_001)
+    out = []
+    for i in range(n):
+        if hard_share and hard_rng.random() < hard_share:
+            p = make_problem(rng, f"{prefix}-{i}", max(min_steps, max_steps), max(max_steps, hard_max_steps), hard_max_value)
+            p.meta["hard"] = True
+        else:
+            p = make_problem(rng, f"{prefix}-{i}", min_steps, max_steps)
+        out.append(p)
+    return out
