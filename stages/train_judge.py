@@ -39,6 +39,10 @@ class ToyJudgeConfig:
     flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.6, "operand": 0.1, "skip": 0.1, "compensate": 0.1,
                                                                 "answer": 0.1})
     near_miss_share: float = 0.5
+    # {flaw kind: share}: that share of the flawed training solutions of that kind get a reply blind to it
+    # (e.g. {operand: 0.9}: the judge rarely checks quantities against the question), an LLM judge's
+    # systematic blind spot, so MC and the judge err in different places (issue #26). {}: none.
+    blind_spots: dict[str, float] = field(default_factory=dict)
     batch_size: int = 8
     lr: float = 0.002
     max_tokens: int = 256    # the checks come first: about 16 tokens a paragraph
@@ -50,6 +54,8 @@ class ToyJudgeConfig:
         check(not unknown, f"toy_judge.flaw_mix: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
         check(all(v >= 0 for v in self.flaw_mix.values()) and sum(self.flaw_mix.values()) > 0,
               "toy_judge.flaw_mix: weights must be >= 0, not all 0")
+        check(set(self.blind_spots) <= set(FLAW_KINDS) and all(0 <= v <= 1 for v in self.blind_spots.values()),
+              f"toy_judge.blind_spots: {{flaw kind: share in [0, 1]}}, kinds of {list(FLAW_KINDS)}")
         for n in ("corpus", "batch_size", "max_tokens"):
             check(getattr(self, n) > 0, f"toy_judge.{n} must be > 0")
 
@@ -90,7 +96,7 @@ def run_judge(cfg: ToyJudgeConfig, sh: Shared, base: Path, policy: Path, out: Pa
     metrics: dict = {"trained_on_gpu": int(device == "cuda")}
     model = Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True).to(device)
     pairs = judge_pairs(probs["judge"], render_chat, sh.seed, cfg.flawed_share, cfg.flaw_mix, sh.style, template,
-                        cfg.near_miss_share)
+                        cfg.near_miss_share, cfg.blind_spots)
     model = train_lm_logged("judge", model, tok, pairs, cfg.steps, cfg.batch_size, cfg.lr, sh.seed, metrics, run)
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)

@@ -125,3 +125,33 @@ def test_difficulty_mix_adds_hard_problems_and_keeps_the_old_stream():
     assert max(n["value"] for p in hard for n in p.meta["nodes"]) > 25  # larger numbers than the models saw
     assert all(len(p.meta["nodes"]) <= 5 and not p.meta.get("hard") for p in mixed if p not in hard)
     assert all(verify(p, canonical_steps(p)).first_error == -1 for p in hard)  # the verifier checks them exactly
+
+
+def test_a_grader_blind_to_operands_checks_arithmetic_only():
+    """Issue #26's judge blind spot: with check_steps(blind={"operand"}) a misread quantity passes and the
+    error surfaces only where the answer is wrong; judge_pairs teaches that reply to a share of them."""
+    import random as _random
+
+    from prmlab.toy.recipes import judge_pairs
+    from prmlab.toy.world import check_steps, make_flawed, make_problems
+
+    probs = [p for p in make_problems(3, 200, "b", 3, 5)]
+    seen = 0
+    for p in probs:
+        steps, at = make_flawed(_random.Random(p.id), p, "operand")
+        v, _ = check_steps(p, steps)
+        if v.kind != "operand":
+            continue
+        seen += 1
+        b, checks = check_steps(p, steps, frozenset({"operand"}))
+        # never flagged as a misread quantity; at best caught later (or on the same, final step) by its answer
+        assert b.kind != "operand" and (b.first_error >= v.first_error or b.first_error == -1)
+        assert all("neither given nor derived" not in c and "not a step this problem needs" not in c for c in checks)
+    assert seen >= 50
+    render = lambda msgs: msgs[-1]["content"]  # noqa: E731
+    plain = judge_pairs(probs, render, 0, 1.0, {"operand": 1.0}, "critic", "{problem} {tagged_response}")
+    assert plain == judge_pairs(probs, render, 0, 1.0, {"operand": 1.0}, "critic", "{problem} {tagged_response}", blind_spots={})
+    blind = judge_pairs(probs, render, 0, 1.0, {"operand": 1.0}, "critic", "{problem} {tagged_response}",
+                        blind_spots={"operand": 1.0})
+    taught = sum("neither given nor derived" in t or "not a step this problem needs" in t for _, t in plain)
+    assert taught >= 100 and sum("neither given nor derived" in t or "not a step this problem needs" in t for _, t in blind) == 0

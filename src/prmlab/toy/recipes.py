@@ -61,22 +61,30 @@ def policy_pairs(problems: list[Problem], render, seed: int, flawed_share: float
 
 
 def judge_pairs(problems: list[Problem], render_chat, seed: int, flawed_share: float, flaw_mix: dict[str, float],
-                style: str, template: str, near_miss_share: float = 0.0) -> list[tuple[str, str]]:
+                style: str, template: str, near_miss_share: float = 0.0,
+                blind_spots: dict[str, float] | None = None) -> list[tuple[str, str]]:
     """Judge prompts over canonical or flawed solutions, and the reply a careful judge writes: a check
     per paragraph up to the first wrong one, then the verdict. Flaws are random (any value, any kind),
     except a `near_miss_share` of them that are off by one (make_flawed's systematic flaws): the
-    slips a copying judge cannot catch, so the checks must be computed."""
+    slips a copying judge cannot catch, so the checks must be computed. `blind_spots` ({flaw kind:
+    share}): that share of the solutions with a flaw of that kind get the reply of a grader blind to it
+    (check_steps' `blind`), so the judge learns an LLM judge's systematic blind spot."""
     from prmlab.prompts import judge_messages, judge_target
 
     rng = random.Random(seed + 13)
     pairs = []
     for p in problems:
+        blind: frozenset[str] = frozenset()
         if rng.random() < flawed_share:
             kind = sample_flaw_kind(rng, flaw_mix)
             steps, _ = make_flawed(rng, p, kind, systematic=rng.random() < near_miss_share)
+            true_kind = check_steps(p, steps)[0].kind
+            # Drawn only when a blind spot is set, so a judge without one sees the old stream exactly.
+            if blind_spots and true_kind in blind_spots and rng.random() < blind_spots[true_kind]:
+                blind = frozenset({true_kind})
         else:
             steps = canonical_solution(p).split("\n\n")
-        verdict, checks = check_steps(p, steps)
+        verdict, checks = check_steps(p, steps, blind)
         pairs.append((render_chat(judge_messages(template, style, p.question, steps)),
                       judge_target(style, steps, verdict.first_error, checks)))
     return pairs
@@ -113,10 +121,13 @@ def measure_judge(judge_dir: str | Path, problems: list[Problem], steps: list[li
                         Sampling(n=1, temperature=0.0, max_tokens=max_tokens))
     preds = [parse_judgement(style, o[0].text, len(s)) for o, s in zip(outs, steps)]
     truth = [verify(p, s).first_error for p, s in zip(problems, steps)]
+    kinds = [verify(p, s).kind for p, s in zip(problems, steps)]
     hit = [p == t for p, t in zip(preds, truth)]
     err = [h for h, t in zip(hit, truth) if t != -1]
     ok = [h for h, t in zip(hit, truth) if t == -1]
     n = len(problems)
+    by_kind = {f"judge_accuracy_on_{k}_errors": sum(h for h, kk in zip(hit, kinds) if kk == k) / max(kinds.count(k), 1)
+               for k in sorted({k for k in kinds if k})}  # where its errors concentrate (blind spots, issue #26)
     return {"judge_first_error_accuracy": sum(hit) / n, "judge_baseline_always_none": len(ok) / n,
             "judge_accuracy_on_erroneous": sum(err) / max(len(err), 1), "judge_accuracy_on_correct": sum(ok) / max(len(ok), 1),
-            "judge_unparsed_share": sum(p is None for p in preds) / n, "judge_eval_responses": n}, [o[0].text for o in outs]
+            "judge_unparsed_share": sum(p is None for p in preds) / n, "judge_eval_responses": n, **by_kind}, [o[0].text for o in outs]

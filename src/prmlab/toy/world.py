@@ -155,8 +155,11 @@ def _show(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:.2f}".rstrip("0")
 
 
-def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[str]]:
+def check_steps(problem: Problem, text: str | list[str], blind: frozenset[str] = frozenset()) -> tuple[Verdict, list[str]]:
     """The verdict, and the check a careful grader writes for each step up to the first wrong one.
+
+    `blind`: kinds of flaw this grader overlooks ("operand": it never checks an operand against the
+    question), so it writes the checks of a judge with that blind spot.
 
     A check redoes the step's computation and puts its own result beside the claimed one
     (`16 + 8 -> 24, claimed 25, wrong`), says which operand was never given or derived, or compares
@@ -196,6 +199,15 @@ def check_steps(problem: Problem, text: str | list[str]) -> tuple[Verdict, list[
                 # `->`, not the paragraph's `=`: after `a op b =` the judge would find the claim right
                 # there in its context and copy it (an induction pattern); `->` makes it compute.
                 return wrong("slip", f"{a} {op} {b} -> {_show(true)}, claimed {c}")
+            needed = any(nop == op and nv == c and ((na, nb) == (a, b) or (op in "+*" and (nb, na) == (a, b)))
+                         for nop, (na, nb), nv in todo)
+            if "operand" in blind and (a not in available or b not in available or not needed):
+                # A grader blind to misread quantities (the toy judge's blind spot, issue #26): it checks the
+                # arithmetic only and takes the result as derived; the error surfaces, if at all, at the answer.
+                available.add(c)
+                derived.add(c)
+                notes.append(f"{a} {op} {b} -> {c}, claimed {c}, ok")
+                continue
             if a not in available or b not in available:
                 return wrong("operand", f"{a} {op} {b} = {c}, but {a if a not in available else b} is neither given nor derived")
             match = next(
