@@ -172,6 +172,21 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
     return md + [""]
 
 
+def world_mix(b: dict) -> list[str]:
+    """The difficulty mix against the verifier: the policy and MC labels on normal and hard problems."""
+    md = ["## The world's difficulty mix (`benchmarks/bench_world.py`)", "",
+          f"The committed policy, {b['n']} responses per problem, MC with k={b['k']}; hard problems have up to "
+          f"{b['hard_max_steps']} steps and values up to {b['hard_max_value']} (the models trained on <= 5 and <= 25). "
+          "MC's labels audited against the exact verifier.", "",
+          "| problems | responses | policy accuracy | flawed among right | MC first-error acc | MC false alarms "
+          "(correct step called wrong) | MC missed errors |", "|---|---|---|---|---|---|---|"]
+    for kind, r in b["kinds"].items():
+        a = r["mc_audit"]
+        md.append(f"| {kind} | {r['responses']} | {100 * r['accuracy']:.1f}% | {100 * r['flawed_among_right']:.1f}% | "
+                  f"{a['first_error_accuracy']:.3f} | {100 * a['false_alarm_rate']:.1f}% | {100 * a['missed_error_rate']:.1f}% |")
+    return md + [""]
+
+
 def layouts(b: dict) -> list[str]:
     """Every PRM layout against its own reference loop (issue #27: >= 1.0x the model card's loop,
     >= 10x the per-step chat loop)."""
@@ -257,6 +272,8 @@ def main() -> None:
                f"| binary vs exhaustive first-error agreement | {e['transformers_binary_agreement']:.2f} | {e['vllm_binary_agreement']:.2f} | |",
                f"| PRM scoring, steps/s | {e['transformers_prm_steps_per_s']:.0f} | {e['vllm_prm_steps_per_s']:.0f} | "
                f"{e['prm_vllm_over_transformers']:.2f}x |", ""]
+    if (D / "world_mix.json").exists():
+        md += world_mix(json.loads((D / "world_mix.json").read_text()))
     for name in ("layouts_cpu", "layouts_gpu"):
         if (D / f"{name}.json").exists():
             md += layouts(json.loads((D / f"{name}.json").read_text()))
