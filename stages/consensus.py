@@ -90,6 +90,7 @@ def main() -> None:
             with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[path], tags={"prmlab.source": a.source}) as run:
                 write_jsonl(a.out, rows)
                 run.metrics({"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)})
+                run.artifact(a.out)
             summary(f"prm_data@{a.source}", f"{len(rows)} examples ({sum(0 in ex.labels for ex in rows)} with a wrong step) "
                     f"from {path} -> {a.out}")
             return
