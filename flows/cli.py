@@ -46,7 +46,7 @@ def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, pa
                             "--metrics", str(out / "bon.json"), "--scores", str(out / "bon_scores.jsonl"), "--params", params], env)
 
 
-def table_row(name: str, model: str, out: Path) -> dict:
+def table_row(name: str, model: str, out: Path, which: list[str] = ("processbench", "bon")) -> dict:
     """One model's numbers from its eval outputs: ProcessBench per subset and average (Table 7's
     shape), Best-of-N per aggregation with maj@N and pass@N (Table 6's), and Fig. 8's min-score position."""
     from prmlab.io import read_json, read_jsonl
@@ -54,7 +54,7 @@ def table_row(name: str, model: str, out: Path) -> dict:
     from prmlab.metrics import min_position_stats
 
     row: dict = {"name": name, "model": model, "paper_table7_f1": PAPER_TABLE7.get(model)}
-    if (out / "processbench.json").exists():
+    if "processbench" in which and (out / "processbench.json").exists():  # never an older run's file
         res = read_json(out / "processbench.json")["models"][f"prm/{name}"]
         tuned = res["tuned"]
         subsets = [k for k, v in tuned.items() if isinstance(v, dict) and "f1" in v]
@@ -62,7 +62,7 @@ def table_row(name: str, model: str, out: Path) -> dict:
         row["processbench_avg_f1"] = tuned["average_f1"]
         row["processbench_avg_f1_at_0.5"] = res.get("threshold_0.5", {}).get("average_f1")
         row["threshold"] = tuned.get("threshold")
-    if (out / "bon.json").exists():
+    if "bon" in which and (out / "bon.json").exists():
         bon = read_json(out / "bon.json")
         avg = bon["results"][name]["average"]
         row["bon_n"] = bon["n"]
@@ -136,7 +136,7 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
             with mlflow.start_run(run_name=f"eval {name}", tags={"prmlab.stage": "prmlab-eval", "prmlab.model": model}) as run:
                 mlflow.log_params({"model": model, "layout": layout or "auto", "reference": reference or "-"})
                 _run_stages(which, name, spec, out / name, f.name, {**os.environ, "PRMLAB_PARENT_RUN_ID": run.info.run_id})
-                row = table_row(name, model, out / name)
+                row = table_row(name, model, out / name, which)
                 mlflow.log_metrics({k: v for k, v in row.items() if isinstance(v, float)})
             rows.append(row)
     finally:

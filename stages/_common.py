@@ -120,4 +120,27 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
             out[name] = dataclasses.replace(out[name], **{field_: val})
     if not out:
         raise ParamsError("no PRM to evaluate: give --prm-dir (with train_prm.sources), reference_prms or --prm name=path")
+    from prmlab.layouts import LAYOUTS
+
+    for name, spec in out.items():  # checked here for hub names too, which check_model cannot open before loading
+        if spec.layout is not None and spec.layout not in LAYOUTS:
+            raise ParamsError(f"PRM {name!r}: unknown layout {spec.layout!r} (known: {list(LAYOUTS)})")
+        if spec.reference and spec.layout != "eurus":
+            raise ParamsError(f"PRM {name!r}: a reference model is for layout eurus only (layout {spec.layout!r})")
     return out
+
+
+def vllm_layout_check(scorer: str, name: str, spec) -> None:
+    """vLLM's pooling runner serves the qwen layout only: a PRM in another layout is refused before any
+    model loads (a local folder's layout is read from its files; a hub name's must be given)."""
+    from pathlib import Path
+
+    from prmlab.layouts import detect_layout
+    from prmlab.params import ParamsError
+
+    if scorer != "vllm":
+        return
+    layout = spec.layout or (detect_layout(spec.model) if Path(spec.model).is_dir() else "qwen")
+    if layout != "qwen":
+        raise ParamsError(f"PRM {name!r}: scorer vllm serves the qwen layout only, and this PRM is {layout}: "
+                          "set the eval stage's scorer to transformers")

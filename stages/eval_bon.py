@@ -137,13 +137,14 @@ def main() -> None:
     ap.add_argument("--scores", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     a = ap.parse_args()
-    from stages._common import fail, prms_to_evaluate, set_threads
+    from stages._common import fail, prms_to_evaluate, set_threads, vllm_layout_check
 
     try:
         cfg = load_params("eval_bon", EvalBoNConfig, a.params)
         prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, cfg.reference_prms, a.layout, a.reference)
         for name, spec in prms.items():  # before any model loads
             check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
+            vllm_layout_check(cfg.scorer, name, spec)
     except (ParamsError, ValueError) as e:
         fail("eval_bon", e)
     problems = {p.id: p for p in read_jsonl(a.problems, Problem)}

@@ -175,7 +175,7 @@ def main() -> None:
     ap.add_argument("--scores", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     a = ap.parse_args()
-    from stages._common import fail, prms_to_evaluate, set_threads
+    from stages._common import fail, prms_to_evaluate, set_threads, vllm_layout_check
 
     try:
         cfg = load_params("eval_processbench", EvalPBConfig, a.params)
@@ -184,6 +184,7 @@ def main() -> None:
         items = load_items(cfg, a.items)
         for name, spec in prms.items():  # before any model loads
             check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
+            vllm_layout_check(cfg.scorer, name, spec)
         if cfg.critic:
             check_backend("judge", jcfg)
         if cfg.critic:  # fail now, not after the PRMs: a bad template or sampling setting

@@ -152,3 +152,37 @@ def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_pat
     for r in parents:
         kids = client.search_runs([eid], f"tags.`mlflow.parentRunId` = '{r.info.run_id}'")
         assert [k.info.run_name for k in kids] == ["eval_processbench"]
+
+
+def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
+    """A one-step response longer than max_length: eurus reads next-token columns (one fewer than tokens),
+    an ORM's only prefix loses its last token; both are flagged truncated, neither crashes."""
+    from prmlab.layouts import eurus_seq
+
+    long_step = ("7 + 8 = 15. " * 80).strip()
+    for layout in ("eurus", "orm", "qwen"):
+        with LayoutScorer(built[layout], batch_size=2, max_length=64) as sc:
+            got = sc.score([("What is 7 + 8?", [long_step]), ("What is 1 + 1?", ["1 + 1 = 2."])])
+            assert sc.last_truncated == [True, False] and got[0] == [], layout
+            assert len(got[1]) == 1 and 0 < got[1][0] < 1, layout
+    # The edge: eurus's last step position falls just inside the cut, one column past its log-probabilities.
+    with LayoutScorer(built["eurus"], batch_size=2) as sc:
+        seq = eurus_seq(sc.tok, "What is 7 + 8?", [long_step])
+        sc.max_length = seq.positions[-1] + 1  # the position survives a cut to max_length, its column does not
+        assert sc.score([("What is 7 + 8?", [long_step])]) == [[]] and sc.last_truncated == [True]
+
+
+def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_qwen_only(built, tmp_path):
+    from stages._common import prms_to_evaluate, vllm_layout_check
+
+    params = tmp_path / "params.yaml"
+    params.write_text("train_prm: {sources: []}\n")
+    with pytest.raises(ParamsError, match=r"PRM 'x': unknown layout 'foo'"):
+        prms_to_evaluate(None, ["x=org/some-prm"], str(params), {}, ["x=foo"])
+    with pytest.raises(ParamsError, match=r"PRM 'x': a reference model is for layout eurus only"):
+        prms_to_evaluate(None, ["x=org/some-prm"], str(params), {}, [], ["x=org/ref"])
+    specs = prms_to_evaluate(None, [f"m={built['math_shepherd'].model}", f"q={built['qwen'].model}"], str(params), {})
+    vllm_layout_check("vllm", "q", specs["q"])
+    vllm_layout_check("transformers", "m", specs["m"])
+    with pytest.raises(ParamsError, match=r"PRM 'm': scorer vllm serves the qwen layout only, and this PRM is math_shepherd"):
+        vllm_layout_check("vllm", "m", specs["m"])

@@ -258,11 +258,14 @@ class Findings:
             d = self.pb_diff("mc_hard", "mc_soft")
             v = equivalence_verdict(d[1], d[2], EQUAL_MARGIN)
             why = ""
-            half = (d[2] - d[1]) / 2
-            if v == INCONCLUSIVE and half > EQUAL_MARGIN:
+            half, gap = (d[2] - d[1]) / 2, abs(d[0])
+            if v == INCONCLUSIVE:
                 n = len(self.pb_units)
-                why = (f"; inconclusive because the interval's half-width {half:.1f} exceeds the +-{EQUAL_MARGIN:g} margin: "
-                       f"showing equality needs about {int(n * (half / EQUAL_MARGIN) ** 2):,} held-out items (here {n})")
+                # Equality is shown when |d| + half-width <= margin; the half-width shrinks as 1/sqrt(n).
+                need = (f"showing equality would need about {int(n * (half / (EQUAL_MARGIN - gap)) ** 2):,} held-out items "
+                        f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
+                why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
+                       f"+-{EQUAL_MARGIN:g} margin; {need}")
             add("hard_soft", "Before filtering, hard and soft MC labels are equal", PAPER["fig3"],
                 f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
                 "trained on the consensus subset here, so the after-filtering half is not tested" + why,

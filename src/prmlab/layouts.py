@@ -353,15 +353,23 @@ class LayoutScorer(Scorer):
         make = {"qwen": qwen_seq, "math_shepherd": shepherd_seq, "rlhflow": rlhflow_seq, "skywork": skywork_seq,
                 "eurus": eurus_seq}.get(self.layout)
         keep = len(steps)
+        if not steps:
+            return [], 0
         while True:
             out = orm_seqs(self.tok, question, steps[:keep], self.per_prefix) if self.layout == "orm" else [make(self.tok, question, steps[:keep])]
             if max(len(s.ids) for s in out) <= self.max_length or keep <= 1:
                 break
             keep -= 1
-        for s in out:  # a single step longer than max_length: its score positions past the cut are gone
+        # A single step longer than max_length: its score positions past the cut are gone (eurus reads
+        # next-token log-probabilities, one column fewer than tokens).
+        for s in out:
             s.ids = s.ids[: self.max_length]
-            s.positions = [p for p in s.positions if p < self.max_length]
-        if self.layout != "orm":
+            limit = len(s.ids) - 1 if self.layout == "eurus" else len(s.ids)
+            s.positions = [p for p in s.positions if p < limit]
+        if self.layout == "orm":
+            out = [s for s in out if s.positions]
+            keep = keep if out else 0
+        else:
             keep = min(keep, sum(len(s.positions) for s in out))
         return out, keep
 
