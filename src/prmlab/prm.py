@@ -104,7 +104,7 @@ def prepare_tokenizer(path: str):
     # The step tag's id must be its own: a tokenizer whose ids have gaps can hand an added token an id
     # another token already has, and then every occurrence of that token becomes a score position.
     step_id = tok.convert_tokens_to_ids(STEP_TOKEN)
-    owners = [t for t, i in tok.get_vocab().items() if i == step_id]
+    owners = sorted(t for t, i in tok.get_vocab().items() if i == step_id)  # sorted: get_vocab's order varies
     if owners != [STEP_TOKEN]:
         raise ValueError(f"{path}: the step tag {STEP_TOKEN} has id {step_id}, which tokens {owners[:5]} share; "
                          "a PRM needs a tokenizer where it is a token of its own")
