@@ -64,6 +64,17 @@ def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> d
     return out
 
 
+def write_training_set(source: str, rows: list[PRMExample], out: str, inputs: list) -> None:
+    """prm_data@<source>: one source's training set, its MLflow run and summary line."""
+    m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}
+    with stage_run(f"prm_data@{source}", {"source": source}, inputs=inputs, tags={"prmlab.source": source}) as run:
+        write_jsonl(out, rows)
+        run.metrics(m)
+        run.artifact(out)
+    summary(f"prm_data@{source}", f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) from "
+            f"{inputs[0]} -> {out}")
+
+
 def main() -> None:
     from stages._common import fail, parse_args
 
@@ -86,13 +97,7 @@ def main() -> None:
                 made_by = ("stage toy_human@toy (toy profile only)" if a.source == TOY_HUMAN else
                            f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
                 raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
-            rows = read_jsonl(path, PRMExample)
-            with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[path], tags={"prmlab.source": a.source}) as run:
-                write_jsonl(a.out, rows)
-                run.metrics({"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)})
-                run.artifact(a.out)
-            summary(f"prm_data@{a.source}", f"{len(rows)} examples ({sum(0 in ex.labels for ex in rows)} with a wrong step) "
-                    f"from {path} -> {a.out}")
+            write_training_set(a.source, read_jsonl(path, PRMExample), a.out, [path])
             return
         problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
         responses = read_jsonl(a.samples, Response)
@@ -109,14 +114,7 @@ def main() -> None:
         fail("consensus", e)
     sets, counts = build_training_sets(problems, responses, mc, judge, with_oracle)
     if a.source:
-        rows = sets[a.source]
-        with stage_run(f"prm_data@{a.source}", {"source": a.source}, inputs=[a.samples, a.mc, a.judge],
-                       tags={"prmlab.source": a.source}) as run:
-            write_jsonl(a.out, rows)
-            m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}
-            run.metrics(m)
-            run.artifact(a.out)
-        summary(f"prm_data@{a.source}", f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) -> {a.out}")
+        write_training_set(a.source, sets[a.source], a.out, [a.samples, a.mc, a.judge])
         return
     with stage_run("consensus", {"with_oracle": with_oracle, "sources": sources}, inputs=[a.samples, a.mc, a.judge]) as run:
         for source in (s for s in sources if s in sets):  # human sources' counts: metrics/human_data/

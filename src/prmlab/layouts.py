@@ -180,11 +180,10 @@ def _chat_ids(tok, messages: list[dict]) -> list[int]:
 
 
 def qwen_seq(tok, question: str, steps: list[str]) -> Seq:
-    from prmlab.prm import STEP_TOKEN, build_text, plain_text_ids
+    from prmlab.prm import encode
 
-    ids = plain_text_ids(tok, lambda d: build_text(tok, d[0], d[1:]), [question, *steps])
-    step_id = tok.convert_tokens_to_ids(STEP_TOKEN)
-    return Seq(ids, [i for i, t in enumerate(ids) if t == step_id])
+    e = encode(tok, question, steps, max_length=sys.maxsize)  # the training inputs; LayoutScorer.seqs cuts to fit
+    return Seq(e.input_ids, e.step_positions)
 
 
 def shepherd_seq(tok, question: str, steps: list[str]) -> Seq:

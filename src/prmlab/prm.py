@@ -38,12 +38,14 @@ ARCH = "Qwen2ForProcessRewardModel"
 class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
     config_class = Qwen2Config
 
+    outputs = 2  # error, correct
+
     def __init__(self, config: Qwen2Config):
         super().__init__(config)
-        self.num_labels = 2
+        self.num_labels = self.outputs
         self.model = Qwen2Model(config)
         h = config.hidden_size
-        self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 2))
+        self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, self.outputs))
         self.post_init()
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
@@ -61,17 +63,7 @@ class Qwen2ForRewardModel(Qwen2ForProcessRewardModel):
     """An outcome reward model in Qwen2.5-Math-RM's layout: the same backbone and head shape with one
     output, the reward, read at the last token (prmlab.layouts, layout `orm`)."""
 
-    def __init__(self, config: Qwen2Config):
-        Qwen2PreTrainedModel.__init__(self, config)
-        self.num_labels = 1
-        self.model = Qwen2Model(config)
-        h = config.hidden_size
-        self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, 1))
-        self.post_init()
-
-    def forward(self, input_ids=None, attention_mask=None, **kwargs) -> TokenClassifierOutput:
-        hidden = self.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        return TokenClassifierOutput(logits=self.score(hidden))
+    outputs = 1
 
 
 def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
