@@ -35,6 +35,7 @@ class TrainPRMConfig:
     sources: list[str] = field(default_factory=lambda: ["mc_hard", "mc_soft", "judge", "consensus"])
     lr: float = 1e-5
     epochs: float = 1.0
+    steps: int = 0  # optimizer steps per PRM; > 0 overrides epochs, so every source gets the same number of updates
     batch_size: int = 8
     grad_accum: int = 1
     max_length: int = 2048
@@ -55,6 +56,7 @@ class TrainPRMConfig:
               if unknown else "train_prm.sources must name at least one label source")
         check(len(set(self.sources)) == len(self.sources), "train_prm.sources: a source is named twice")
         check(self.lr > 0 and self.epochs > 0, "train_prm.lr and train_prm.epochs must be > 0")
+        check(self.steps >= 0, "train_prm.steps must be >= 0 (0: train_prm.epochs decides)")
         check(self.batch_size >= 1 and self.grad_accum >= 1, "train_prm.batch_size, grad_accum must be >= 1")
         check(self.max_length >= 16, "train_prm.max_length must be >= 16")
 
@@ -158,6 +160,7 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
     args = TrainingArguments(
         output_dir=os.path.join(out, ".trainer"), per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
+        max_steps=cfg.steps if cfg.steps > 0 else -1,
         warmup_steps=0, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
         # Every step logged: the Trainer's train_loss averages the losses it gathered from all processes
         # at each log, and a step after the last log would count the main process's loss alone.
@@ -166,7 +169,7 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
         ddp_find_unused_parameters=False,  # every parameter is used: spares DDP a graph walk (and its warning)
     )
     # set after construction: the process count (`accelerate launch`) is known only from the args
-    total = optimizer_steps(len(ds), cfg.batch_size, cfg.grad_accum, cfg.epochs, args.world_size)
+    total = cfg.steps or optimizer_steps(len(ds), cfg.batch_size, cfg.grad_accum, cfg.epochs, args.world_size)
     args.warmup_steps = warmup = warmup_steps(cfg.warmup_ratio, total)
     trainer = PRMTrainer(model=model, args=args, train_dataset=ds,
                          data_collator=lambda feats: collate(feats, tok.pad_token_id))

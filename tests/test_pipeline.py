@@ -32,7 +32,7 @@ TINY = {
     "sample_eval": {"n": 4, "max_tokens": 80},
     "label_mc": {"k": 2, "max_tokens": 60, "shard_size": 8},
     "label_judge": {"max_tokens": 24},
-    "train_prm": {"epochs": 1.0, "batch_size": 8, "max_length": 512, "lr": 0.001},
+    "train_prm": {"epochs": 1.0, "steps": 0, "batch_size": 8, "max_length": 512, "lr": 0.001},
     "build_processbench": {"n": 2, "max_items": 8, "max_tokens": 80},
     "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
     "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n (issue #30)

@@ -274,7 +274,7 @@ def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
     for name, bs, launcher in [("one", 4, [sys.executable]),
                                ("two", 2, [str(bin_ / "accelerate"), "launch", "--config_file",
                                            str(root / "configs/accelerate/cpu_2proc.yaml"), "--main_process_port", port])]:
-        params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "lr": 1e-3, "max_length": 512, "max_examples": 0}
+        params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "steps": 0, "lr": 1e-3, "max_length": 512, "max_examples": 0}
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
         out = subprocess.run([*launcher, "-m", "stages.train_prm", "--source", "oracle", "--train", str(tmp_path / "train.jsonl"),
                               "--out", str(tmp_path / name), "--metrics", str(tmp_path / f"{name}.json"),
