@@ -41,6 +41,31 @@ def audit_table(responses: list[Response], mc: dict[str, MCLabel], judge: dict[s
     return {"mc": audit(responses, mc_fe), "judge": audit(responses, j_fe), "consensus": audit(kept, mc_fe)}
 
 
+def audit_breakdown(problems: dict[str, Problem], responses: list[Response], mc: dict[str, MCLabel],
+                    judge: dict[str, JudgeLabel]) -> dict:
+    """Where each labeller fails (issue #26's mechanisms, toy world): MC's and the judge's audit and the
+    share consensus keeps, by difficulty (the world's hard problems, where the completer fails from good
+    prefixes: MC's false alarms) and by the kind of the verifier's first error (the judge's blind spots)."""
+    if not any(r.true_first_error is not None for r in responses):
+        return {}
+    mc_fe = {k: v.first_error for k, v in mc.items()}
+    j_fe = {k: v.first_error for k, v in judge.items() if v.first_error is not None}
+
+    def part(rs: list[Response]) -> dict:
+        kept = sum(r.response_id in mc_fe and mc_fe[r.response_id] == j_fe.get(r.response_id) for r in rs)
+        return {"responses": len(rs), "consensus_kept_share": kept / len(rs) if rs else 0.0,
+                "mc": audit(rs, mc_fe), "judge": audit(rs, j_fe)}
+
+    hard = {pid for pid, p in problems.items() if p.meta.get("hard")}
+    by_kind: dict[str, list[Response]] = {}
+    for r in responses:
+        if r.true_first_error not in (None, -1):
+            by_kind.setdefault(r.error_kind or "unknown", []).append(r)
+    return {"difficulty": {"normal": part([r for r in responses if r.problem_id not in hard]),
+                           "hard": part([r for r in responses if r.problem_id in hard])},
+            "first_error_kind": {k: part(rs) for k, rs in sorted(by_kind.items())}}
+
+
 def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> dict:
     """Labels by response id, each checked against its response: it must exist, and a first error or a
     label list must fit its steps (a judge's `first_error: 99` on 3 steps would else build an example
@@ -121,8 +146,9 @@ def main() -> None:
             counts[f"examples_{source}"] = len(sets[source])
             counts[f"negative_share_{source}"] = sum(0 in ex.labels for ex in sets[source]) / max(len(sets[source]), 1)
         table = audit_table(responses, mc, judge)
+        by = audit_breakdown(problems, responses, mc, judge)
         write_json(a.audit_table, table)
-        write_json(a.metrics, {**counts, "audit": table})
+        write_json(a.metrics, {**counts, "audit": table, "audit_by": by})  # audit_by: in the file only (many keys)
         run.metrics({**counts, "audit": table})
         run.artifact(a.metrics)
         run.artifact(a.audit_table)

@@ -211,7 +211,11 @@ def main() -> None:
                 res["truncated_items"] = scorer.truncated_items
                 res["max_length"] = scorer.max_length
             results[f"prm/{name}"] = res
-            rows += [{"model": f"prm/{name}", "subset": s, "id": i.id, "label": i.label, "step_scores": sc}
+            # `pred`: the prediction at the tuned threshold, truncation included, which the report's findings
+            # read back (never re-derived from the scores: a cut item has fewer scores than steps).
+            t = res["tuned"]["threshold"]
+            rows += [{"model": f"prm/{name}", "subset": s, "id": i.id, "label": i.label, "n_steps": len(i.steps),
+                      "step_scores": sc, "pred": prediction(i, sc, t)}
                      for s, its in items.items() for i, sc in zip(its, scores[s])]
         if cfg.critic:
             from prmlab.generation import make_generator

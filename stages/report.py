@@ -73,11 +73,10 @@ def findings_records(pbm: dict, pb_scores: Path | None, bon_scores: Path | None,
 
     if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
         return []
-    thresholds = {k[4:]: v["tuned"]["threshold"] for k, v in pbm["models"].items() if k.startswith("prm/")}
     subsets = list(pbm["items"])
     tune = next((v["tuned"].get("threshold_subset") for v in pbm["models"].values() if "tuned" in v), None)
     pb_rows = [r for r in read_jsonl(pb_scores) if "step_scores" in r]
-    f = Findings(pb_rows, thresholds, subsets, tune, read_jsonl(bon_scores), cons, n_boot=n_boot)
+    f = Findings(pb_rows, subsets, tune, read_jsonl(bon_scores), cons, n_boot=n_boot)
     return f.records()
 
 
@@ -292,6 +291,25 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
         fig = plots.label_quality(audit)
         fig.savefig(figdir / "label_quality.png", dpi=110)
         md += ["![label quality](figures/label_quality.png)", ""]
+    by = cons.get("audit_by") or {}
+    if by:
+        def pct(x: float) -> str:
+            return f"{100 * x:.1f}"
+
+        md += ["### Where each labeller fails (the world's mechanisms)", "",
+               "False alarm: a correct step called wrong (for MC: the completer fails from a good prefix, the paper's "
+               "incorrect answers from correct steps); missed: a wrong step called right (for MC: later steps recover "
+               "the answer, correct answers from wrong steps). Hard problems are longer and use larger numbers than "
+               "the toy models trained on; error kinds are the verifier's first error (the judge is blind to "
+               "`operand`, a misread quantity, where `toy_judge.blind_spots` says so). Percentages.", "",
+               table(["responses", "n", "consensus keeps", "MC first-error acc", "MC false alarms", "MC missed",
+                      "judge first-error acc", "judge false alarms", "judge missed"],
+                     [[f"{group}: {name}", d["responses"], pct(d["consensus_kept_share"]),
+                       pct(d["mc"]["first_error_accuracy"]), pct(d["mc"]["false_alarm_rate"]), pct(d["mc"]["missed_error_rate"]),
+                       pct(d["judge"]["first_error_accuracy"]), pct(d["judge"]["false_alarm_rate"]),
+                       pct(d["judge"]["missed_error_rate"])]
+                      for group, parts in (("difficulty", by["difficulty"]), ("first error", by["first_error_kind"]))
+                      for name, d in parts.items()]), ""]
     pb_f1: dict[str, float] = {}
     if pbm:
         models = pbm["models"]
@@ -395,7 +413,13 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
            "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
            "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
            "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
-           "it cannot resolve that effect.", ""]
+           "it cannot resolve that effect.", "",
+           "What varies between machines: labels and evaluation sets are identical for the same params; PRM training is "
+           "deterministic run to run on one machine, but the number of torch threads (and the CPU's kernels) changes the "
+           "order of floating-point sums, so another machine trains other weights from the same data "
+           "(benchmarks/bench_determinism.py). Every PRM figure (F1, Best-of-N accuracy, where the lowest score sits) "
+           "therefore moves between machines; the verdicts are meant to hold within the across-seed intervals of "
+           "reports/seeds.md, not to repeat to the digit.", ""]
     recs = findings_records(pbm, pb_scores, bon_scores, cons, n_boot)
     if findings_json is not None:
         write_json(findings_json, {"n_boot": n_boot, "findings": recs})

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from prmlab.findings import Findings, pb_f1, pick
+from prmlab.metrics import first_below
 from prmlab.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -85,7 +86,7 @@ def _bon_rows():
 
 
 def test_bon_accuracy_inflation_and_min_position_by_hand():
-    f = Findings([], {}, ["toy"], None, _bon_rows(), {}, n_boot=200)
+    f = Findings([], ["toy"], None, _bon_rows(), {}, n_boot=200)
     probs = sorted(f.bon)
     assert f.bon_acc(probs, "A") == 50.0  # picks response 0: right on p0, p1 only
     assert f.bon_acc(probs, "B") == 100.0
@@ -93,7 +94,7 @@ def test_bon_accuracy_inflation_and_min_position_by_hand():
     # 1 resample in 16 holds only p0 and p1, where A and B tie: with 4 problems the interval reaches 0
     assert d == 50.0 and lo == 0.0 and verdict(lo, hi) == INCONCLUSIVE
     many = [dict(r, problem_id=f"{r['problem_id']}-{k}") for k in range(5) for r in _bon_rows()]
-    d, lo, hi = Findings([], {}, ["toy"], None, many, {}, n_boot=200).bon_diff("B", "A")
+    d, lo, hi = Findings([], ["toy"], None, many, {}, n_boot=200).bon_diff("B", "A")
     assert d == 50.0 and lo > 0 and verdict(lo, hi) == REPRODUCED
     assert f.inflation("A")[0] == 50.0  # its picks on p0, p1 are right answers through a wrong step
     assert f.inflation("B") == (0.0, 0.0, 0.0)
@@ -110,22 +111,25 @@ def _pb_rows():
     items = [(-1, [0.9, 0.9]), (1, [0.9, 0.1]), (-1, [0.8, 0.7]), (0, [0.2, 0.9])]
     for subset in ("tune", "test"):
         for k, (label, sc) in enumerate(items):
-            rows.append({"model": "prm/good", "subset": subset, "id": str(k), "label": label, "step_scores": sc})
-            rows.append({"model": "prm/bad", "subset": subset, "id": str(k), "label": label,
-                         "step_scores": [1 - x for x in sc]})
+            bad = [1 - x for x in sc]
+            # `pred` as eval_processbench writes it: the first step below the threshold (0.5), -1 if none
+            rows.append({"model": "prm/good", "subset": subset, "id": str(k), "label": label, "step_scores": sc,
+                         "pred": first_below(sc, 0.5)})
+            rows.append({"model": "prm/bad", "subset": subset, "id": str(k), "label": label, "step_scores": bad,
+                         "pred": first_below(bad, 0.5)})
     return rows
 
 
 def test_processbench_difference_uses_held_out_subsets_only():
-    f = Findings(_pb_rows(), {"good": 0.5, "bad": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200)
+    f = Findings(_pb_rows(), ["tune", "test"], "tune", [], {}, n_boot=200)
     assert f.pb_subsets == ["test"] and f.pb_held_out
     d, lo, hi = f.pb_diff("good", "bad")
     assert d == 100.0  # good: all four right (F1 100); bad: every prediction wrong (F1 0)
     assert verdict(lo, hi) == INCONCLUSIVE  # 4 items: some resamples hold no erroneous item, F1 0 for both
     many = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in _pb_rows()]
-    d, lo, hi = Findings(many, {"good": 0.5, "bad": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200).pb_diff("good", "bad")
+    d, lo, hi = Findings(many, ["tune", "test"], "tune", [], {}, n_boot=200).pb_diff("good", "bad")
     assert d == 100.0 and verdict(lo, hi) == REPRODUCED
-    one = Findings(_pb_rows(), {"good": 0.5, "bad": 0.5}, ["tune"], "tune", [], {}, n_boot=50)
+    one = Findings(_pb_rows(), ["tune"], "tune", [], {}, n_boot=50)
     assert not one.pb_held_out and one.pb_subsets == ["tune"]
 
 
@@ -134,8 +138,7 @@ def test_findings_rows_quote_the_paper_and_can_fail():
     rows += [dict(r, model=r["model"].replace("good", "oracle")) for r in rows if r["model"] == "prm/good"]
     rows += [dict(r, model="prm/mc_hard") for r in rows if r["model"] == "prm/good"]
     rows += [dict(r, model="prm/judge") for r in rows if r["model"] == "prm/bad"]
-    th = {"oracle": 0.5, "mc_hard": 0.5, "judge": 0.5}
-    f = Findings(rows, th, ["tune", "test"], "tune", [], {"responses": 100, "agree": 40}, n_boot=200)
+    f = Findings(rows, ["tune", "test"], "tune", [], {"responses": 100, "agree": 40}, n_boot=200)
     table = {r[0][:30]: r for r in f.rows()}
     first = table["PRMs trained on MC labels are "]
     assert "40.1 < LLM-as-a-judge 46.5" in first[1] and "Table 4" in first[1]
@@ -187,12 +190,12 @@ def test_best_of_n_flattery_is_tested_as_bon_gap_minus_processbench_gap():
     """The rankings finding: (BoN acc a - b) - (F1 a - b), not Kendall tau < 1 (which random scores pass)."""
     bon = [dict(r, prm={"A": "mc_hard", "B": "oracle"}[r["prm"]]) for r in _bon_rows()]
     pb = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/oracle"}[r["model"]]) for r in _pb_rows()]
-    f = Findings(pb, {"mc_hard": 0.5, "oracle": 0.5}, ["tune", "test"], "tune", bon, {}, n_boot=200)
+    f = Findings(pb, ["tune", "test"], "tune", bon, {}, n_boot=200)
     # BoN: mc_hard 50, oracle 100 (-50); ProcessBench: mc_hard 100, oracle 0 (+100): -50 - 100 = -150
     assert f.bon_over_pb("mc_hard", "oracle")[0] == -150.0
     many_b = [dict(r, problem_id=f"{r['problem_id']}-{k}") for k in range(6) for r in bon]
     many_p = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in pb]
-    g = Findings(many_p, {"mc_hard": 0.5, "oracle": 0.5}, ["tune", "test"], "tune", many_b, {}, n_boot=200)
+    g = Findings(many_p, ["tune", "test"], "tune", many_b, {}, n_boot=200)
     rec = {r["id"]: r for r in g.records()}
     assert rec["rankings"]["verdict"] == NOT_REPRODUCED  # here BoN flatters the oracle PRM, not the MC one
     assert "mc_hard - oracle" in rec["rankings"]["ours"] and "Table 7" in rec["rankings"]["paper"]
@@ -212,7 +215,7 @@ def test_fig8_is_tested_on_an_outcome_prm_against_a_process_one():
             rows.append({"prm": "oracle", "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": True,
                          "true_first_error": -1, "step_scores": [0.2, 0.8, 0.9]})
     pb = [dict(r, model={"prm/good": "prm/oracle", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
-    f = Findings(pb, {"oracle": 0.5, "outcome": 0.5}, ["tune", "test"], "tune", rows, {}, n_boot=100)
+    f = Findings(pb, ["tune", "test"], "tune", rows, {}, n_boot=100)
     rec = {r["id"]: r for r in f.records()}["min_on_last"]
     assert rec["estimates"]["min_on_last_outcome_minus_process"] == [100.0, 100.0, 100.0] and rec["verdict"] == "reproduced"
     assert rec["precision"]["min_on_last_outcome_minus_process"] == {"half_width": 0.0, "paper_effect": 34.7}
@@ -220,6 +223,35 @@ def test_fig8_is_tested_on_an_outcome_prm_against_a_process_one():
 
 def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs():
     rows = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/mc_soft"}[r["model"]]) for r in _pb_rows()]
-    f = Findings(rows, {"mc_hard": 0.5, "mc_soft": 0.5}, ["tune", "test"], "tune", [], {}, n_boot=200)
+    f = Findings(rows, ["tune", "test"], "tune", [], {}, n_boot=200)
     rec = {r["id"]: r for r in f.records()}["hard_soft"]
     assert rec["verdict"] == INCONCLUSIVE and "is not within the +-3 margin" in rec["ours"]
+
+
+def test_fig9_aggregation_gap_is_outcome_last_minus_min_against_a_process_prm():
+    """Per problem: r0 right, r1 wrong. The outcome PRM picks r0 by its last step and r1 by its lowest
+    (+100 from last over min); the process PRM the reverse (-100): the interaction is 200 points."""
+    scores = {"outcome": ([0.3, 0.9], [0.5, 0.6]), "oracle": ([0.8, 0.7], [0.1, 0.95])}
+    rows = [{"prm": prm, "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": i == 0,
+             "true_first_error": -1 if i == 0 else 0, "step_scores": scores[prm][i]}
+            for p in range(20) for prm in scores for i in range(2)]
+    pb = [dict(r, model={"prm/good": "prm/oracle", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
+    f = Findings(pb, ["tune", "test"], "tune", rows, {}, n_boot=100)
+    rec = {r["id"]: r for r in f.records()}["aggregation"]
+    assert rec["estimates"]["aggregation_last_minus_min_outcome_vs_process"] == [200.0, 200.0, 200.0]
+    assert rec["verdict"] == REPRODUCED and "Fig. 9" in rec["paper"]
+    assert "outcome 0.0 / " in rec["ours"] and "/ 100.0" in rec["ours"]  # min 0, last 100
+    flipped = [dict(r, prm={"outcome": "oracle", "oracle": "outcome"}[r["prm"]]) for r in rows]
+    g = Findings(pb, ["tune", "test"], "tune", flipped, {}, n_boot=100)
+    assert {r["id"]: r for r in g.records()}["aggregation"]["verdict"] == NOT_REPRODUCED
+
+
+def test_findings_grade_a_truncated_item_as_eval_processbench_predicted_it():
+    """eval_processbench writes pred None for an item cut to max_length with no error found in its scored
+    steps; the findings read that prediction (graded wrong), never re-derive "no error" from the scores."""
+    rows = [{"model": "prm/x", "subset": "test", "id": "0", "label": -1, "step_scores": [0.9], "pred": None},
+            {"model": "prm/x", "subset": "test", "id": "1", "label": 0, "step_scores": [0.1, 0.9], "pred": 0},
+            {"model": "critic/judge", "subset": "test", "id": "0", "label": -1, "pred": -1}]
+    f = Findings(rows, ["test"], None, [], {}, n_boot=10)
+    assert [u["pred"] for u in f.pb_units] == [{"x": None}, {"x": 0}]  # the critic's rows are not a PRM's
+    assert pb_f1(f.pb_units, ["test", "test"], "x") == 0.0  # correct-sample accuracy 0: F1 0

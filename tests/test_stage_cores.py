@@ -11,7 +11,7 @@ from prmlab.metrics import min_position_stats
 from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
 from stages.analyze_bias import policy_flaws
 from stages.build_processbench import balance
-from stages.consensus import audit_table
+from stages.consensus import audit_breakdown, audit_table
 from stages.eval_bon import bon_by_n, bon_table, by_n_rows, n_values
 from stages.eval_processbench import subset_table
 
@@ -287,3 +287,28 @@ def test_audit_table_hand_table():
                                      "false_alarm_rate": 0.5})
     # real data (no verifier labels): no audit
     assert audit_table([_resp("p", "x", "1", True)], {}, {}) == {}
+
+
+def test_audit_breakdown_by_difficulty_and_first_error_kind():
+    """The same four responses as above, a and b on a hard problem, c and d on a normal one; b's first
+    error a slip, c's and d's operand misreads."""
+    problems = {"h": Problem("h", "toy", "q", "1", {"hard": True}), "n": Problem("n", "toy", "q", "2")}
+    rs = [_resp("h", "a", "1", True, -1, steps=3), _resp("h", "b", "2", False, 1, steps=3, kind="slip"),
+          _resp("n", "c", "2", False, 0, steps=2, kind="operand"), _resp("n", "d", "2", False, 2, steps=3, kind="operand")]
+    mc = {"a": MCLabel("a", [1.0, 1.0, 1.0], [1, 1, 1], -1, 8), "b": MCLabel("b", [1.0, 0.0], [1, 0], 1, 8),
+          "c": MCLabel("c", [1.0, 0.0], [1, 0], 1, 8), "d": MCLabel("d", [0.0], [0], 0, 8)}
+    judge = {"a": JudgeLabel("a", -1, True, ["x"]), "b": JudgeLabel("b", 2, True, ["x"]),
+             "c": JudgeLabel("c", None, False, ["?"]), "d": JudgeLabel("d", 0, True, ["x"])}
+    by = audit_breakdown(problems, rs, mc, judge)
+    hard, normal = by["difficulty"]["hard"], by["difficulty"]["normal"]
+    # hard: a, b. MC hits both (-1, 1); the judge hits a only (b: 2 > 1, missed); consensus keeps a only.
+    assert hard["responses"] == 2 and hard["consensus_kept_share"] == 0.5
+    assert hard["mc"]["first_error_accuracy"] == 1.0 and hard["judge"]["missed_error_rate"] == 1.0
+    # normal: c (MC 1 > 0: missed; judge unparsed), d (MC and judge 0 < 2: false alarms); consensus keeps d.
+    assert normal["consensus_kept_share"] == 0.5 and normal["mc"]["false_alarm_rate"] == 0.5
+    assert normal["mc"]["missed_error_rate"] == 0.5 and normal["judge"]["responses"] == 1
+    # by kind: only erroneous responses; operand c, d: MC hits neither, the judge audits d only, a false alarm
+    assert sorted(by["first_error_kind"]) == ["operand", "slip"]
+    op = by["first_error_kind"]["operand"]
+    assert op["responses"] == 2 and op["mc"]["first_error_accuracy"] == 0.0 and op["judge"]["false_alarm_rate"] == 1.0
+    assert audit_breakdown(problems, [_resp("h", "x", "1", True)], {}, {}) == {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from prmlab.metrics import aggregate, argmin_position, first_below, mean, processbench_scores
+from prmlab.metrics import aggregate, argmin_position, mean, processbench_scores
 from prmlab.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -42,6 +42,9 @@ PAPER = {
             "responses gain Best-of-N accuracy they do not deserve",
     "fig8": "Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
             "(EurusPRM 53-55%, Math-Shepherd-PRM-7B 44.5%); Qwen's own MC-trained PRM 9.8%",
+    "fig9": "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
+            "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "
+            "the paper's text is not in this workspace)",
 }
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
 # The paper's effect each estimate is meant to detect, in its own units (points): the report sets each
@@ -52,15 +55,15 @@ PAPER_EFFECT = {"f1_judge_minus_mc": 6.4, "f1_oracle_minus_judge": 10.0, "f1_prm
                 "f1_consensus_minus_mc": 6.2, "f1_hard_minus_soft": EQUAL_MARGIN, "min_on_last_outcome_minus_process": 34.7}
 
 
-def _pb_units(rows: list[dict], thresholds: dict[str, float], subsets: Sequence[str]) -> dict[tuple, dict]:
-    """(subset, id) -> {"label": y, "pred": {prm: first wrong step predicted}}."""
+def _pb_units(rows: list[dict], subsets: Sequence[str]) -> dict[tuple, dict]:
+    """(subset, id) -> {"label": y, "pred": {prm: first wrong step predicted}}: each PRM's prediction at its
+    tuned threshold as eval_processbench wrote it (truncated items included), never re-derived here."""
     units: dict[tuple, dict] = {}
     for r in rows:
-        name = r["model"].removeprefix("prm/")
-        if name not in thresholds or r["subset"] not in subsets:
+        if not r["model"].startswith("prm/") or r["subset"] not in subsets:
             continue
         u = units.setdefault((r["subset"], r["id"]), {"label": r["label"], "pred": {}})
-        u["pred"][name] = first_below(r["step_scores"], thresholds[name])
+        u["pred"][r["model"].removeprefix("prm/")] = r["pred"]
     return units
 
 
@@ -91,12 +94,12 @@ def _fmt_ci(x: float, lo: float, hi: float) -> str:
 
 
 class Findings:
-    def __init__(self, pb_rows: list[dict], thresholds: dict[str, float], pb_subsets: list[str], tune_subset: str | None,
+    def __init__(self, pb_rows: list[dict], pb_subsets: list[str], tune_subset: str | None,
                  bon_rows: list[dict], consensus: dict, n_boot: int = 1000, seed: int = 0):
         held = [s for s in pb_subsets if s != tune_subset]
         self.pb_held_out = bool(held)
         self.pb_subsets = held or list(pb_subsets)
-        units = _pb_units(pb_rows, thresholds, self.pb_subsets)
+        units = _pb_units(pb_rows, self.pb_subsets)
         self.pb_keys = sorted(units)
         self.pb_units = [units[k] for k in self.pb_keys]
         self.bon = _bon_groups(bon_rows)
@@ -179,6 +182,20 @@ class Findings:
         pv = bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
         lo, hi = percentile_interval([x - y for x, y in zip(bv, pv)])
         return bon(probs) - pb(pairs), lo, hi
+
+    def last_minus_min_gap(self, a: str, b: str) -> tuple[float, float, float]:
+        """How much more `a` gains than `b` from scoring a response by its last step instead of its lowest:
+        (BoN a by last - by min) - (BoN b by last - by min), in points, paired by problem."""
+        probs = [p for p in sorted(self.bon) if self.bon[p].get(a) and self.bon[p].get(b)]
+
+        def gain(sample, prm):
+            return self.bon_acc(sample, prm, "last") - self.bon_acc(sample, prm, "min")
+
+        def stat(sample):
+            return gain(sample, a) - gain(sample, b)
+
+        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
+        return stat(probs), lo, hi
 
     def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
         """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
@@ -307,6 +324,18 @@ class Findings:
                 "one trained on process labels", PAPER["fig8"],
                 "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: "
                 + ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms), INCONCLUSIVE)
+        # 7. the aggregation interacts with the label source (Fig. 9): last step vs lowest step, outcome vs process
+        if "outcome" in self.prms and process_ref:
+            d = self.last_minus_min_gap("outcome", process_ref)
+            probs = sorted(self.bon)
+            accs = "; ".join(f"{p} " + " / ".join(f"{self.bon_acc(probs, p, h):.1f}" for h in ("min", "product", "last"))
+                             for p in self.prms)
+            add("aggregation", "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
+                "than one trained on process labels from scoring a response by its last step instead of its lowest",
+                PAPER["fig9"],
+                f"Best-of-N accuracy by min / product / last: {accs}; (last - min) outcome - (last - min) "
+                f"{process_ref} {_fmt_ci(*d)} points",
+                verdict(*d[1:]), aggregation_last_minus_min_outcome_vs_process=d)
         return out
 
 

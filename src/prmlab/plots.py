@@ -95,7 +95,8 @@ def bon_curve(rows: list[dict]):
 
 # Units of the findings' estimates, by name prefix (prmlab.findings), for the interval plot's row labels.
 _UNITS = {"f1_": "F1 points", "kept_share": "% of responses", "inflation_excess_": "points over a random pick",
-          "inflation_": "% of problems", "min_on_last_": "percentage points", "bon_minus_pb_gap_": "points"}
+          "inflation_": "% of problems", "min_on_last_": "percentage points", "bon_minus_pb_gap_": "points",
+          "aggregation_": "Best-of-N points"}
 
 
 def _unit(name: str) -> str:
