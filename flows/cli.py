@@ -6,6 +6,13 @@
                                                     # (prmlab.layouts), on ProcessBench and Best-of-N, outside the
                                                     # DVC graph, with this project's items and params
     prmlab metrics                                  # the headline numbers (reports/headline.json)
+    prmlab ui [--port 5000]                         # MLflow's UI on the study's store, with links that open its runs
+
+`ui` writes two shared views into the experiment (MLflow's `mlflow.sharedViewState.<key>` experiment
+tags, what the UI's "Share" button writes): `study` (every run, the study's key metrics as columns) and
+`prms` (the train_prm runs, ranked by held-out ProcessBench F1, their evaluation results as columns:
+the report logs them onto each PRM's run). MLflow 3.17 opens a bare experiment link on its GenAI
+overview whatever `mlflow.experimentKind` says; the printed links open the runs table.
 
 `eval` runs stages.eval_processbench and stages.eval_bon for each PRM on the graph's evaluation inputs
 (data/processbench/items.jsonl; data/problems/eval.jsonl and data/eval_samples/eval.jsonl), with a
@@ -59,8 +66,13 @@ def table_row(name: str, model: str, out: Path, which: list[str] = ("processbenc
         tuned = res["tuned"]
         subsets = [k for k, v in tuned.items() if isinstance(v, dict) and "f1" in v]
         row["processbench"] = {s: {k: tuned[s][k] for k in ("error_acc", "correct_acc", "f1")} for s in subsets}
+        # Held out: the subsets the threshold was not tuned on (what the report gives); "all" averages
+        # the tuning subset in, so it flatters a tuned threshold.
+        row["threshold_subset"] = tuned.get("threshold_subset")
+        row["processbench_heldout_avg_f1"] = tuned.get("heldout_average_f1")
         row["processbench_avg_f1"] = tuned["average_f1"]
         row["processbench_avg_f1_at_0.5"] = res.get("threshold_0.5", {}).get("average_f1")
+        row["step_auc_heldout"] = res.get("step_auc", {}).get("heldout_average")
         row["threshold"] = tuned.get("threshold")
     if "bon" in which and (out / "bon.json").exists():
         bon = read_json(out / "bon.json")
@@ -82,15 +94,21 @@ def markdown_table(rows: list[dict]) -> str:
     pb = [r for r in rows if "processbench" in r]
     if pb:
         subsets = list(pb[0]["processbench"])
-        lines += ["ProcessBench (like Table 7): F1 per subset (error acc / correct acc / F1), average F1 at the threshold tuned "
-                  "on the threshold subset and at 0.5, and the paper's average F1 for the same checkpoint (Table 7).", "",
-                  "| model | " + " | ".join(subsets) + " | avg F1 | avg F1 (0.5) | paper avg F1 (Table 7) |",
-                  "|" + "---|" * (len(subsets) + 4)]
+        tune = pb[0].get("threshold_subset")
+        lines += ["ProcessBench (like Table 7): F1 per subset (error acc / correct acc / F1); average F1 at the threshold "
+                  f"tuned on subset {tune}: over the held-out subsets (the report's figure) and over all subsets "
+                  f"({tune} included, flattered by the tuning); at 0.5; the paper's average F1 for the same checkpoint "
+                  "(Table 7).", "",
+                  "| model | " + " | ".join(subsets) + f" | held-out avg F1 (without {tune}) | avg F1, all subsets "
+                  f"(with {tune}) | avg F1 (0.5) | held-out step AUC | paper avg F1 (Table 7) |",
+                  "|" + "---|" * (len(subsets) + 6)]
         for r in pb:
             cells = [f"{f(r['processbench'][s]['error_acc'])} / {f(r['processbench'][s]['correct_acc'])} / {f(r['processbench'][s]['f1'])}"
                      for s in subsets]
-            lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {f(r['processbench_avg_f1'])} | "
-                         f"{f(r['processbench_avg_f1_at_0.5'])} | {f(r['paper_table7_f1'])} |")
+            auc = r.get("step_auc_heldout")
+            lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {f(r['processbench_heldout_avg_f1'])} | "
+                         f"{f(r['processbench_avg_f1'])} | {f(r['processbench_avg_f1_at_0.5'])} | "
+                         f"{'-' if auc is None else f'{auc:.3f}'} | {f(r['paper_table7_f1'])} |")
         lines.append("")
     bon = [r for r in rows if "bon" in r]
     if bon:
@@ -105,6 +123,17 @@ def markdown_table(rows: list[dict]) -> str:
                          + f" | {f(r['maj'])} | {f(r['pass'])} | {f(r['min_on_final_step'])} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def mark_adhoc(client, parent, name: str) -> None:
+    """The eval stages' runs under an ad-hoc parent: renamed `adhoc <stage> <name>`, their `prmlab.stage`
+    tag removed (kept as `prmlab.adhoc`), so no report takes them for the pipeline's own stage runs."""
+    for r in client.search_runs([parent.experiment_id], f"tags.mlflow.parentRunId = '{parent.run_id}'"):
+        stage = r.data.tags.get("prmlab.stage")
+        if stage:
+            client.delete_tag(r.info.run_id, "prmlab.stage")
+            client.set_tag(r.info.run_id, "prmlab.adhoc", stage)
+            client.update_run(r.info.run_id, name=f"adhoc {r.info.run_name} {name}")
 
 
 def evaluate(models: list[str], names: list[str], layout: str | None, reference: str | None, only: str | None,
@@ -133,9 +162,12 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
         for model, name in zip(models, names):
             spec = ["--prm", f"{name}={model}"] + (["--layout", f"{name}={layout}"] if layout else []) \
                 + (["--reference", f"{name}={reference}"] if reference else [])
-            with mlflow.start_run(run_name=f"eval {name}", tags={"prmlab.stage": "prmlab-eval", "prmlab.model": model}) as run:
+            # Ad hoc, never a stage's run: no `prmlab.stage` tag (the report's provenance reads the latest
+            # finished run of each stage by that tag and name), so the children are retagged as they end.
+            with mlflow.start_run(run_name=f"adhoc eval {name}", tags={"prmlab.adhoc": "prmlab eval", "prmlab.model": model}) as run:
                 mlflow.log_params({"model": model, "layout": layout or "auto", "reference": reference or "-"})
                 _run_stages(which, name, spec, out / name, f.name, {**os.environ, "PRMLAB_PARENT_RUN_ID": run.info.run_id})
+                mark_adhoc(mlflow.MlflowClient(), run.info, name)
                 row = table_row(name, model, out / name, which)
                 mlflow.log_metrics({k: v for k, v in row.items() if isinstance(v, float)})
             rows.append(row)
@@ -148,6 +180,42 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
     print(markdown_table(rows))
     print(f"prmlab eval: results in {out}/ (table.md, table.json, one folder per model)")
     return rows
+
+
+# Columns of the shared views `prmlab ui` writes (MLflow's run-table keys: "metrics.`name`", "params.`name`").
+PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processbench_heldout_step_auc`",
+               "metrics.`eval.bon_product`", "metrics.`eval.bon_min`", "metrics.`eval.bon_last`",
+               "metrics.`eval.min_on_final_step_pct`", "params.`source`", "params.`train_prm.steps`",
+               "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
+STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`"]
+VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
+         "prms": {"selectedColumns": PRM_COLUMNS, "searchFilter": "attributes.run_name LIKE 'train_prm@%'",
+                  "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
+
+
+def ui_links(host: str, port: int) -> dict[str, str]:
+    """Write the shared views into the study's experiment; return {view: URL that opens it}."""
+    import mlflow
+
+    from prmlab.tracking import ensure_experiment, tracking_uri
+
+    mlflow.set_tracking_uri(tracking_uri())
+    name = os.environ.get("PRMLAB_EXPERIMENT", "prmlab")
+    ensure_experiment(mlflow, name)
+    eid = mlflow.get_experiment_by_name(name).experiment_id
+    client = mlflow.MlflowClient()
+    for key, view in VIEWS.items():
+        client.set_experiment_tag(eid, f"mlflow.sharedViewState.{key}", json.dumps(view))
+    return {key: f"http://{host}:{port}/#/experiments/{eid}/runs?viewStateShareKey={key}&workflowType=machine_learning"
+            for key in VIEWS}
+
+
+def ui(host: str, port: int) -> None:
+    from prmlab.tracking import tracking_uri
+
+    links = ui_links(host, port)
+    print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)
+    os.execvp("mlflow", ["mlflow", "ui", "--backend-store-uri", tracking_uri(), "--host", host, "--port", str(port)])
 
 
 def show_metrics(path: Path) -> None:
@@ -179,6 +247,9 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--only", choices=["processbench", "bon"], default=None)
     e.add_argument("--out", default=None, help="results folder (default runs/eval-NAME, or runs/eval for several PRMs)")
     e.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
+    u = sub.add_parser("ui", help="MLflow's UI on the study's store; prints links that open its runs table")
+    u.add_argument("--host", default="127.0.0.1")
+    u.add_argument("--port", type=int, default=5000)
     m = sub.add_parser("metrics", help="print the headline numbers")
     m.add_argument("--file", default="reports/headline.json")
     a = ap.parse_args(argv)
@@ -194,6 +265,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"prmlab eval: two PRMs share a name ({names}); evaluate them apart with --name")
         out = Path(a.out or (f"runs/eval-{names[0]}" if len(names) == 1 else "runs/eval"))
         evaluate(a.prm, names, a.layout, a.reference, a.only, out, Path(a.params))
+    elif a.cmd == "ui":
+        ui(a.host, a.port)
     else:
         show_metrics(Path(a.file))
 

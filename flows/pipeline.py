@@ -5,14 +5,19 @@
 
 Each task runs `dvc repro <stage>` (one at a time: DVC locks the repo), with Prefect retries on
 failure and the stage's output streamed to the Prefect log. The flow opens a parent MLflow run and
-passes its id to the stages through PRMLAB_PARENT_RUN_ID, so every stage run is its child.
-Without PREFECT_API_URL, Prefect starts a temporary local server for the flow (5-10 s).
+passes its id to the stages through PRMLAB_PARENT_RUN_ID, so every stage run is its child. A task
+logs what its stage did (the upstream stages' "didn't change" lines are counted, not repeated); the
+flow ends by publishing a Prefect markdown artifact (key `prmlab-study`): the findings' verdicts, the
+headline and links to the MLflow runs. Without PREFECT_API_URL, Prefect starts a temporary local
+server for the flow (5-10 s).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,14 +67,40 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     proc = subprocess.Popen([_dvc(), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     tail: list[str] = []
+    upstream = 0
     for line in proc.stdout:  # stream, so long stages show their progress lines in Prefect
         line = line.rstrip()
-        if line:
+        skipped = UNCHANGED.match(line)
+        if skipped and skipped.group(1).split("@")[0] != stage.split("@")[0]:
+            upstream += 1  # an earlier task's stage, checked again by `dvc repro`: counted, not repeated
+        elif line:
             log.info(line)
             tail = (tail + [line])[-20:]
     if proc.wait() != 0:
         raise RuntimeError(f"dvc repro {stage} failed (exit {proc.returncode}):\n" + "\n".join(tail))
+    if upstream:
+        log.info(f"({upstream} upstream stages up to date)")
     return stage
+
+
+UNCHANGED = re.compile(r"^Stage '([^']+)' didn't change, skipping$")
+
+
+def study_artifact(project: Path, links: dict[str, str]) -> str:
+    """The Prefect artifact's markdown: each finding's verdict, the headline numbers, the MLflow runs."""
+    lines = ["# prmlab study", ""]
+    findings = project / "reports" / "findings.json"
+    if findings.exists():
+        recs = json.loads(findings.read_text()).get("findings", [])
+        lines += ["| claim | verdict |", "|---|---|"] + [f"| {f['claim']} | {f['verdict']} |" for f in recs] + [""]
+    headline = project / "reports" / "headline.json"
+    if headline.exists():
+        flat = {}
+        for k, v in json.loads(headline.read_text()).items():
+            flat.update({f"{k}.{kk}": vv for kk, vv in v.items()} if isinstance(v, dict) else {k: v})
+        lines += ["| headline | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in flat.items()] + [""]
+    lines += ["MLflow runs (`make ui` serves them):", ""] + [f"- [{name}]({url})" for name, url in links.items()]
+    return "\n".join(lines) + "\n"
 
 
 @flow(name="prmlab-pipeline", log_prints=True)
@@ -101,9 +132,18 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
             done.append(repro_stage(s, str(project), run.info.run_id))
     # Every stage up to date: no stage opened a run, and an empty parent would only clutter the UI.
     client = mlflow.MlflowClient()
-    if not client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'", max_results=1):
+    kids = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'")
+    base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
+    url = f"{base}/#/experiments/{run.info.experiment_id}/runs/"
+    links = {} if not kids else {"pipeline (this flow run)": url + run.info.run_id,
+                                 **{k.info.run_name: url + k.info.run_id for k in sorted(kids, key=lambda k: k.info.start_time)}}
+    if not kids:
         client.delete_run(run.info.run_id)
         print("every stage was up to date: nothing ran, no MLflow run kept")
+    from prefect.artifacts import create_markdown_artifact
+
+    create_markdown_artifact(study_artifact(project, links), key="prmlab-study",
+                             description="the study's verdicts, headline and MLflow runs")
     return done
 
 

@@ -16,6 +16,7 @@ Run: python -m stages.report --metrics-dir metrics --out reports/report.md --fig
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from prmlab.io import DataError, atomic_write_text, read_json, write_json
@@ -148,9 +149,26 @@ def weak_prm_note(bon: dict, pbm: dict, n: int) -> list[str]:
               "PRM's spread over training seeds at that budget and beyond.", ""]
 
 
+def study_metrics(h: dict, recs: list[dict]) -> dict:
+    """reports/metrics.json, the one file DVC declares as metrics: a handful of numbers that fit a
+    120-column `dvc metrics show` / `dvc exp show` (the headline and the detailed files hold the rest):
+    the verdict counts, held-out F1 of the MC, judge and human-label PRMs, and consensus's kept share."""
+    from collections import Counter
+
+    counts = Counter(f["verdict"] for f in recs)
+    f1 = h.get("processbench_f1", {})
+    human = next((n for n in ("prm800k", "human") if n in f1), None)
+    out = {"reproduced": counts.get("reproduced", 0), "inconclusive": counts.get("inconclusive", 0),
+           "not_reproduced": counts.get("not reproduced", 0),
+           "f1": {k: f1[k] for k in ("mc_hard", "judge", human) if k and f1.get(k) is not None}}
+    if h.get("consensus_kept") is not None:
+        out["kept"] = h["consensus_kept"]
+    return out
+
+
 def headline(mdir: Path, profile: str = "toy") -> dict:
-    """The dozen numbers a reader wants first, from the metrics files: reports/headline.json, which
-    `dvc metrics show` and `dvc exp show` render in a terminal (the detailed files stay as they are)."""
+    """The numbers a reader wants first, from the metrics files: reports/headline.json, which `prmlab
+    metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's)."""
     r1 = lambda x: None if x is None else round(float(x), 1)  # noqa: E731
     h: dict = {}
     sample, cons = _load(mdir, "sample"), _load(mdir, "consensus")
@@ -187,6 +205,114 @@ def headline(mdir: Path, profile: str = "toy") -> dict:
     return h
 
 
+VERDICT_MARKS = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive"}
+# The toy models' measures worth a reader's eye, in words (metrics/bootstrap.json, metrics/train_judge.json).
+BOOT_LABELS = {"policy_accuracy": "policy: final-answer accuracy (fraction)",
+               "policy_flawed_correct_share": "policy: right answers through a wrong step (fraction of responses)",
+               "policy_first_error_slip_share": "policy: first error an arithmetic slip (fraction)",
+               "policy_first_error_operand_share": "policy: first error a misread quantity (fraction)",
+               "judge_first_error_accuracy": "judge: first-error accuracy on the policy's responses",
+               "judge_baseline_always_none": "judge baseline: always answering 'no error'",
+               "judge_accuracy_on_erroneous": "judge: accuracy on erroneous responses",
+               "judge_accuracy_on_correct": "judge: accuracy on error-free responses",
+               "judge_unparsed_share": "judge: replies it could not parse (fraction)",
+               "base_params": "parameters per model", "eval_problems": "held-out problems measured on",
+               "base_train_seconds": "base LM training (s)", "judge_train_seconds": "judge training (s)"}
+
+
+def mark(verdict: str) -> str:
+    return VERDICT_MARKS.get(verdict, verdict)
+
+
+def summary_section(recs: list[dict]) -> list[str]:
+    """What reproduced and what did not, first: a verdict count, then each claim with its estimates."""
+    if not recs:
+        return []
+    from collections import Counter
+
+    from prmlab.plots import estimate_label
+
+    counts = Counter(f["verdict"] for f in recs)
+
+    def est(f: dict) -> str:
+        return "; ".join(f"{estimate_label(k)} {v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]" for k, v in f["estimates"].items())
+
+    return ["## Summary", "",
+            f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
+            f"{counts.get('not reproduced', 0)} not reproduced, {counts.get('inconclusive', 0)} inconclusive "
+            "(95% bootstrap intervals, one seed; the paper's quotes, the tests and the interval widths are under "
+            "\"Findings in detail\" below, the spread over seeds in reports/seeds.md).", "",
+            table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), mark(f["verdict"])] for f in recs]),
+            ""]
+
+
+def run_links(run) -> dict[str, str]:
+    """{stage: MLflow UI URL of its latest finished run}, for the report's links (`make ui` serves them
+    at PRMLAB_UI_URL, default http://127.0.0.1:5000)."""
+    if run is None:
+        return {}
+    import os
+
+    base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
+    eid = run.run.info.experiment_id
+    return {name: f"{base}/#/experiments/{eid}/runs/{rid}" for name, rid in run.stage_runs().items()}
+
+
+def prm_results(mdir: Path) -> dict[str, dict[str, float]]:
+    """Each PRM's evaluation results, as the eval stages and analyze_bias wrote them: held-out ProcessBench
+    F1 and step AUC, Best-of-N accuracy per aggregation (benchmark average), min-on-final-step share."""
+    pbm, bonm, bias = _load(mdir, "eval_processbench"), _load(mdir, "eval_bon"), _load(mdir, "analyze_bias")
+    out: dict[str, dict[str, float]] = {}
+    for key, m in (pbm.get("models") or {}).items():
+        if key.startswith("prm/"):
+            out.setdefault(key[4:], {}).update({"eval.processbench_heldout_f1": m["tuned"].get("heldout_average_f1"),
+                                                "eval.processbench_heldout_step_auc": m.get("step_auc", {}).get("heldout_average")})
+    for name, r in (bonm.get("results") or {}).items():
+        for k, v in (r.get("average") or {}).items():
+            if k.startswith("prm_") and not k.endswith("_process_verified"):
+                out.setdefault(name, {})[f"eval.bon_{k[4:]}"] = v
+    for name, v in (bias.get("prms") or {}).items():
+        out.setdefault(name, {})["eval.min_on_final_step_pct"] = v.get("min_on_last_step_all")
+    return {n: {k: float(v) for k, v in m.items() if isinstance(v, (int, float))} for n, m in out.items()}
+
+
+def log_prm_results(run, results: dict[str, dict[str, float]]) -> list[str]:
+    """Each PRM's evaluation results onto its own train_prm@<source> run and that run's logged model, so
+    MLflow's runs table and compare view rank the PRMs by quality, not by training loss. Returns the
+    sources logged (a reference PRM has no training run here)."""
+    if run is None:
+        return []
+    import mlflow
+
+    client, runs, done = mlflow.MlflowClient(), run.stage_runs(), []
+    for name, metrics in results.items():
+        rid = runs.get(f"train_prm@{name}")
+        if rid is None or not metrics:
+            continue
+        exp = client.get_run(rid).info.experiment_id
+        models = mlflow.search_logged_models(experiment_ids=[exp], filter_string=f"source_run_id = '{rid}'",
+                                             output_format="list")
+        for k, v in metrics.items():
+            client.log_metric(rid, k, v, step=0)
+            for lm in models:
+                client.log_metric(rid, k, v, step=0, model_id=lm.model_id)
+        done.append(name)
+    return done
+
+
+def to_html(md: str) -> str:
+    """reports/report.html: the report as a page (tables, images beside it in figures/); MLflow's artifact
+    view shows markdown image links as text, a page it renders."""
+    import markdown
+
+    body = markdown.markdown(md, extensions=["tables", "fenced_code"])
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.45}"
+             "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px;"
+             "vertical-align:top}th{background:#f3f3f3}img{max-width:100%}code{background:#f6f6f6}")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>prmlab report</title><style>{style}</style>"
+            f"</head><body>\n{body}\n</body></html>\n")
+
+
 def provenance(run) -> str:
     """Where every number came from: the commit and the MLflow runs (`make ui`, experiment page)."""
     import os
@@ -194,7 +320,8 @@ def provenance(run) -> str:
     from prmlab.tracking import git_commit
 
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
-    rows = [[name, f"`{rid}`"] for name, rid in run.stage_runs().items() if name != "report"]
+    links = run_links(run)
+    rows = [[name, f"[`{rid}`]({links[name]})"] for name, rid in run.stage_runs().items() if name != "report"]
     return "\n".join(["", "## Provenance", "",
                       f"Commit `{git_commit()}`; this report's MLflow run `{run.id}`"
                       + (f", under the flow run `{parent}`" if parent else "") + ". The latest finished run of each stage "
@@ -208,8 +335,20 @@ def plot_tables(mdir: Path, h: dict) -> dict[str, list[dict]]:
     rows = lambda d, key, val: [{key: k, val: v} for k, v in (d or {}).items() if v is not None]  # noqa: E731
     bon = dict(h.get("best_of_n", {}))
     bon.pop("n", None)
-    return {"bon_by_n": _load(mdir, "eval_bon").get("by_n", []),
-            "bon_accuracy": rows(bon, "method", "accuracy"),
+    bonm = _load(mdir, "eval_bon")
+    n_problems = bonm.get("problems", 0)
+
+    def interval(acc: float) -> dict:
+        """A binomial 95% interval (normal approximation) over the Best-of-N problems, in points: the error bars."""
+        half = 1.96 * math.sqrt(acc * (100 - acc) / n_problems) if n_problems else 0.0
+        return {"lo": max(acc - half, 0.0), "hi": min(acc + half, 100.0)}
+
+    # Long rows, one per (N, method): DVC's plot colours each method (a wide row per N drew every method
+    # in one colour, told apart by dash patterns only).
+    by_n = [{"n": r["n"], "method": k, "accuracy": v, **interval(v)}
+            for r in bonm.get("by_n", []) for k, v in r.items() if k != "n" and v is not None]
+    return {"bon_by_n": by_n,
+            "bon_accuracy": [dict(r, **interval(r["accuracy"])) for r in rows(bon, "method", "accuracy")],
             "processbench_f1": rows(h.get("processbench_f1"), "model", "f1"),
             "label_quality": rows(h.get("label_first_error_accuracy"), "source", "first_error_accuracy"),
             "min_on_final_step": rows(h.get("min_on_final_step_share"), "prm", "share")}
@@ -249,9 +388,18 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
     pbm, bonm, bias = _load(mdir, "eval_processbench"), _load(mdir, "eval_bon"), _load(mdir, "analyze_bias")
     sample, mc, jd = _load(mdir, "sample"), _load(mdir, "label_mc"), _load(mdir, "label_judge")
     figdir.mkdir(parents=True, exist_ok=True)
+    recs = findings_records(pbm, pb_scores, bon_scores, cons, n_boot)
+    links = run_links(run)
+
+    def see(*stages: str) -> list[str]:
+        """The MLflow runs behind a section's numbers, as links (when the report runs under MLflow)."""
+        got = [f"[{st}]({links[st]})" for st in stages if st in links]
+        return [f"MLflow: {', '.join(got)}", ""] if got else []
+
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
-          "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", ""]
+          "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
+          *summary_section(recs)]
     if inputs:
         md += ["## The data", "",
                f"{inputs['train_problems']} training problems (after removing {inputs.get('removed_total', 0)} that are "
@@ -260,14 +408,14 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
     if boot:
         md += ["## The toy models", "", "Measured on held-out problems by the exact verifier (bootstrap@toy: policy; "
                "train_judge@toy: the judge on the policy's responses).", "",
-               table(["metric", "value"], [[k, v] for k, v in sorted(boot.items()) if isinstance(v, int | float)]), ""]
+               table(["measure", "value"], [[BOOT_LABELS[k], boot[k]] for k in BOOT_LABELS if isinstance(boot.get(k), int | float)]), ""]
         jacc, jbase = boot.get("judge_first_error_accuracy"), boot.get("judge_baseline_always_none")
         if jacc is not None and jbase is not None and jacc < jbase + 0.05:
             md += [f"**Weak judge.** Its first-error accuracy ({jacc:.2f}) is not clearly above always answering -1 ({jbase:.2f}): "
                    "the judge and consensus labels, and every finding below built on them, come from a judge that finds few errors.", ""]
     md += example or []
     if sample:
-        md += ["## Data synthesis", "",
+        md += ["## Data synthesis", "", *see("sample", "label_mc", "label_judge", "consensus"),
                f"Sampled {sample.get('kept')} responses ({fmt(100 * sample.get('accuracy', 0))}% correct); "
                f"MC spent {mc.get('rollouts')} rollouts ({mc.get('truncated_rollouts', 0)} cut by a length limit, counted as failing); "
                f"the judge left {jd.get('unparsed')} answers unparsed ({jd.get('truncated_replies', 0)} replies cut by a length limit); "
@@ -288,9 +436,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                table(["source", "first-error acc", "precision (wrong)", "recall (wrong)", "missed errors", "false alarms", "responses"],
                      [[s, a["first_error_accuracy"], a["step_precision_wrong"], a["step_recall_wrong"], a["missed_error_rate"],
                        a["false_alarm_rate"], a["responses"]] for s, a in audit.items()]), ""]
-        fig = plots.label_quality(audit)
-        fig.savefig(figdir / "label_quality.png", dpi=110)
-        md += ["![label quality](figures/label_quality.png)", ""]
+        md += [_figure(plots.label_quality(audit), figdir, "label_quality.png", run, "label quality"), ""]
     by = cons.get("audit_by") or {}
     if by:
         def pct(x: float) -> str:
@@ -329,7 +475,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
             if name.startswith("prm/"):
                 pb_f1[name[4:]] = head if head is not None else t["average_f1"]
         scope = f"held-out subsets ({', '.join(held)}; threshold tuned on {tune})" if tune and held else "all subsets"
-        md += ["## ProcessBench (like Table 7)", "",
+        md += ["## ProcessBench (like Table 7)", "", *see("eval_processbench"),
                f"error acc / correct acc / F1 per subset; average F1 over the {scope}, at the tuned threshold and at 0.5.", "",
                table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold", "step AUC",
                       "paper avg F1, same label source"], rows), "",
@@ -364,7 +510,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                 if f"prm_{agg}" in t["average"]:
                     rows.append([f"{name} prm@{n} ({agg})", t["average"][f"prm_{agg}"], t["average"].get(f"prm_{agg}_process_verified", "-")])
         paper_bon = [f"{row} {bon}" for src, (row, _, bon) in PAPER_BY_SOURCE.items() if bon is not None and src in res]
-        md += ["## Best-of-N (like Table 6)", "", f"{bonm['problems']} problems, up to {n} responses each.", "",
+        md += ["## Best-of-N (like Table 6)", "", *see("eval_bon"), f"{bonm['problems']} problems, up to {n} responses each.", "",
                table(["method", "accuracy", "process-verified accuracy"], rows), ""]
         if paper_bon:
             md += ["Paper, Best-of-8 average accuracy with a PRM from the same label source: " + ", ".join(paper_bon) + ".", ""]
@@ -380,10 +526,10 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                      for k in names]
             md += ["## Best-of-N against N", "", "Averaged accuracy (%) from each problem's first N responses.", "",
                    table(["method", *[f"N={x}" for x in ns]], curve), "",
-                   _figure(plots.bon_curve(by_n), figdir, "bon_curve.png", run, "Best-of-N against N"), ""]
+                   _figure(plots.bon_curve(by_n, bonm.get("problems", 0)), figdir, "bon_curve.png", run, "Best-of-N against N"), ""]
     if bias:
         prms = bias.get("prms", {})
-        md += ["## Where the lowest step score sits (like Fig. 8)", "",
+        md += ["## Where the lowest step score sits (like Fig. 8)", "", *see("analyze_bias"),
                "Fig. 8 counts all Best-of-8 responses; the BoN-selected share is shown beside it. A minimum shared by "
                "several steps counts as the earliest of them; the last column says how often that rule decided.", "",
                table(["PRM", "all: min on final step (%)", "BoN-selected: min on final step (%)", "mean relative position",
@@ -391,23 +537,23 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                      [[k, v["min_on_last_step_all"], v["min_on_last_step_bon_selected"], v["mean_relative_min_position"],
                        v.get("tie_share", "-")] for k, v in prms.items()]), ""]
         if prms:
-            plots.min_position_bars({k: v["min_on_last_step_all"] for k, v in prms.items()}).savefig(figdir / "min_position.png", dpi=110)
-            plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}).savefig(figdir / "min_position_hist.png", dpi=110)
-            md += ["![min position](figures/min_position.png)", "", "![min position histogram](figures/min_position_hist.png)", ""]
+            md += [_figure(plots.min_position_bars({k: v["min_on_last_step_all"] for k, v in prms.items()}), figdir,
+                           "min_position.png", run, "min position"), "",
+                   _figure(plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}), figdir,
+                           "min_position_hist.png", run, "min position histogram"), ""]
         if bias.get("policy"):
             p = bias["policy"]
             md += [f"Policy on the BoN problems: {p['accuracy']:.1f}% correct, of which {p['flawed_among_correct']:.1f}% reached "
                    f"through a flawed step (paper Fig. 6 reports this bias for real policies).", ""]
     points = {k: (bon_avg[k]["prm_product"], pb_f1[k]) for k in pb_f1 if k in bon_avg}
     if points:
-        plots.bon_vs_processbench(points).savefig(figdir / "bon_vs_processbench.png", dpi=110)
-        md += ["![BoN vs ProcessBench](figures/bon_vs_processbench.png)", ""]
+        md += [_figure(plots.bon_vs_processbench(points), figdir, "bon_vs_processbench.png", run, "BoN vs ProcessBench"), ""]
     untrained = [p.stem for p in sorted((mdir / "train_prm").glob("*.json"))
                  if (sources is None or p.stem in sources) and read_json(p).get("trained") is False]
     if untrained:
         md += [f"**Untrained PRMs** (their label source produced no examples; their rows above are meaningless): "
                f"{', '.join(untrained)}.", ""]
-    md += ["## Findings: the paper's claims and ours", "",
+    md += ["## Findings in detail: the paper's claims and ours", "",
            "Each claim is quoted from the paper with its table or figure, beside what this run measured, with a 95% "
            f"bootstrap interval ({n_boot} resamples of problems or ProcessBench items, paired between PRMs). The verdict "
            "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
@@ -420,7 +566,6 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
            "(benchmarks/bench_determinism.py). Every PRM figure (F1, Best-of-N accuracy, where the lowest score sits) "
            "therefore moves between machines; the verdicts are meant to hold within the across-seed intervals of "
            "reports/seeds.md, not to repeat to the digit.", ""]
-    recs = findings_records(pbm, pb_scores, bon_scores, cons, n_boot)
     if findings_json is not None:
         write_json(findings_json, {"n_boot": n_boot, "findings": recs})
     def precision(f: dict) -> str:
@@ -428,7 +573,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
                          for p in f.get("precision", {}).values()) or "-"
 
     md += [table(["claim", "paper", "ours (95% interval)", "verdict", "half-width vs the paper's effect (points)"],
-                 [[f["claim"], f["paper"], f["ours"], f["verdict"], precision(f)] for f in recs]) if recs
+                 [[f["claim"], f["paper"], f["ours"], mark(f["verdict"]), precision(f)] for f in recs]) if recs
            else "No findings: the per-item scores files are missing.", ""]
     if recs:
         md += [_figure(plots.findings_intervals(recs), figdir, "findings_intervals.png", run, "findings intervals"), ""]
@@ -446,7 +591,8 @@ def main() -> None:
                    findings="findings JSON (estimates, intervals, verdicts)", samples="?training responses JSONL",
                    judge_labels="?judge labels JSONL (with --samples: the report shows one reply)",
                    headline="?headline metrics JSON (the dozen numbers to read first)",
-                   plots="?folder for the plots' data (with --headline; dvc.yaml's plots)")
+                   plots="?folder for the plots' data (with --headline; dvc.yaml's plots)",
+                   summary="?the few numbers DVC shows as metrics (with --headline): verdict counts, key F1s")
     try:
         profile = load_params("profile", ProfileConfig, a.params).name
         sources = read_params(a.params).get("train_prm", {}).get("sources")
@@ -459,12 +605,19 @@ def main() -> None:
                          findings_json=Path(a.findings), example=example)
         except DataError as e:
             fail("report", e)
-        atomic_write_text(a.out, text + provenance(run))
+        text += provenance(run)
+        atomic_write_text(a.out, text)
         run.artifact(a.out)
+        html = Path(a.out).with_suffix(".html")
+        atomic_write_text(html, to_html(text))
+        run.artifact(html)
+        log_prm_results(run, prm_results(Path(a.metrics_dir)))
         if a.headline:
             h = headline(Path(a.metrics_dir), profile)
             write_json(a.headline, h)
             run.artifact(a.headline)
+            if a.summary:
+                write_json(a.summary, study_metrics(h, read_json(Path(a.findings)).get("findings", [])))
             if a.plots:
                 for name, rows in plot_tables(Path(a.metrics_dir), h).items():
                     write_json(Path(a.plots) / f"{name}.json", rows)

@@ -86,6 +86,11 @@ def ran(project):
     try:
         with prefect_test_harness(server_startup_timeout=120):
             done = pipeline(project_dir=str(project))
+            # what a researcher sees in Prefect's UI: the study artifact, and a task's log lines
+            from prefect.artifacts import Artifact
+
+            art = Artifact.get("prmlab-study")
+            (project.parent / f"{project.name}-prefect-artifact.md").write_text(art.data if art else "")
     finally:
         os.environ.clear()
         os.environ.update(old)
@@ -109,6 +114,32 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
     assert f"{mc['rollouts']} rollouts ({mc['truncated_rollouts']} cut by a length limit" in report
 
 
+def test_report_html_renders_with_every_image_in_a_real_browser(ran):
+    """reports/report.html in Chromium: the summary comes first, tables render as tables, and every figure
+    loads (an image that failed has naturalWidth 0). Screenshot in test-artifacts/."""
+    from browser import page, screenshot
+
+    with page() as pg:
+        pg.goto((ran / "reports" / "report.html").as_uri())
+        heads = pg.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
+        imgs = pg.eval_on_selector_all("img", "is => is.map(i => [i.getAttribute('src'), i.complete && i.naturalWidth])")
+        tables = pg.eval_on_selector_all("table", "ts => ts.length")
+        screenshot(pg, "report_html")
+    assert heads[0] == "Summary" and "Findings in detail: the paper's claims and ours" in heads, heads
+    assert len(imgs) >= 5 and all(w for _, w in imgs), imgs
+    assert tables >= 5
+
+
+def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
+    """The flow's Prefect artifact carries every finding's verdict, the headline and links to the MLflow
+    runs (the stage runs under this flow's parent run)."""
+    art = (ran.parent / f"{ran.name}-prefect-artifact.md").read_text()
+    findings = json.loads((ran / "reports" / "findings.json").read_text())["findings"]
+    assert findings and all(f"| {f['claim']} | {f['verdict']} |" in art for f in findings)
+    assert "| policy_accuracy |" in art or "| processbench_f1." in art
+    assert re.search(r"- \[train_prm@oracle\]\(http://127\.0\.0\.1:5000/#/experiments/\d+/runs/[0-9a-f]{32}\)", art), art[-800:]
+
+
 def test_every_stage_declares_what_it_reads_and_imports(ran):
     from graph_audit import undeclared
 
@@ -123,7 +154,9 @@ def test_dvc_second_repro_is_a_noop_and_metrics_show(ran):
     assert json.loads(st) == {}
     metrics = json.loads(run(["dvc", "metrics", "show", "--json"], ran).stdout)
     files = {f for ws in metrics.values() for f in ws.get("data", {})}
-    assert files == {"reports/headline.json"}, files  # the headline alone: a table a terminal can show
+    assert files == {"reports/metrics.json"}, files  # a few numbers: a table a terminal can show
+    table = run(["dvc", "metrics", "show"], ran).stdout
+    assert max(len(line) for line in table.splitlines()) <= 120 and "f1.mc_hard" in table, table
     detail = json.loads(run(["dvc", "metrics", "show", "--json", "metrics/eval_bon.json"], ran).stdout)
     assert "results" in detail[""]["data"]["metrics/eval_bon.json"]["data"]  # a detailed file on request
 
@@ -134,11 +167,39 @@ def test_dvc_plots_render_from_the_reports_data(ran):
     shown = json.loads(run(["dvc", "plots", "show", "--json"], ran).stdout)["data"]
     vega = {k: v[0]["content"]["data"]["values"] for k, v in shown.items() if v and v[0]["type"] == "vega"}
     assert len(vega) == 5 and all(vega.values()), list(vega)
-    curve = vega["Best-of-N accuracy against N"]
-    fields = {r["field"] for r in curve}
-    assert {"maj", "pass", "oracle", "mc_hard"} <= fields, fields
+    curve = vega["Best-of-N accuracy against N (95% binomial intervals)"]
+    methods = {r["method"] for r in curve}
+    assert {"maj", "pass", "oracle", "mc_hard"} <= methods, methods
     bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())
     assert [r["n"] for r in bon["by_n"]] == sorted({r["n"] for r in curve})
+    assert all(r["lo"] <= r["accuracy"] <= r["hi"] for r in curve)
+
+
+def test_dvc_plots_page_draws_every_plot_offline_in_a_real_browser(ran):
+    """`dvc plots show` writes a page that carries Vega itself (vendor/vega, .dvc/config's html_template):
+    opened in Chromium with every network request refused, each plot draws (a canvas or SVG with marks,
+    not an empty box), and the Best-of-N curve has one colour per method. Screenshot in test-artifacts/."""
+    from browser import page, screenshot
+
+    run(["dvc", "plots", "show", "-o", "dvc_plots"], ran)
+    html = ran / "dvc_plots" / "index.html"
+    assert "cdn.jsdelivr" not in html.read_text()
+    with page() as pg:
+        refused = []
+        pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
+                 else (refused.append(route.request.url), route.abort()))
+        pg.goto(html.as_uri())
+        pg.wait_for_function("document.querySelectorAll('.vega-embed').length >= 5", timeout=60_000)
+        # vega-embed renders SVG or canvas; count each plot's drawn marks (paths, rects, symbols)
+        drawn = pg.evaluate("""() => [...document.querySelectorAll('.vega-embed')].map(e => {
+            const c = e.querySelector('canvas'); const s = e.querySelector('svg');
+            if (s) return s.querySelectorAll('path, rect, line').length;
+            if (c) { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                     let ink = 0; for (let i = 3; i < d.length; i += 4) ink += d[i] > 0; return ink; }
+            return 0; })""")
+        screenshot(pg, "dvc_plots")
+    assert len(drawn) >= 5 and all(n > 20 for n in drawn), drawn
+    assert not refused, refused[:3]
 
 
 def test_changing_a_param_reruns_only_what_depends_on_it(ran):
@@ -396,7 +457,7 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(ran):
         assert len(revs) == 1, shown
         data = revs[0]["data"]
         assert data["params"]["params.yaml"]["data"]["eval_bon"]["aggregations"] == ["product", "min"]
-        assert data["metrics"]["reports/headline.json"]["data"]["best_of_n"]["oracle"] is not None
+        assert data["metrics"]["reports/metrics.json"]["data"]["f1"]["mc_hard"] is not None
         # The detailed file is an out, not a declared metric: the experiment's run left it in the workspace.
         bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())["results"]["oracle"]["average"]
         assert "prm_min" in bon and "prm_product" in bon and "prm_last" not in bon, bon
@@ -458,35 +519,43 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(ran, tmp_
 
     client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
     eid = client.get_experiment_by_name("prmlab").experiment_id
-    parent = client.search_runs([eid], "tags.`prmlab.stage` = 'prmlab-eval'")
+    parent = client.search_runs([eid], "tags.`prmlab.adhoc` = 'prmlab eval'")
     assert len(parent) == 1 and parent[0].data.metrics["processbench_avg_f1"] == row["processbench_avg_f1"]
+    # Held out vs tuning, labelled: the held-out average is the graph's (the report's) figure
+    assert row["processbench_heldout_avg_f1"] == graph_pb["models"]["prm/oracle"]["tuned"]["heldout_average_f1"]
+    assert "held-out avg F1 (without toy_tune)" in table and "avg F1, all subsets (with toy_tune)" in table
     kids = client.search_runs([eid], f"tags.`mlflow.parentRunId` = '{parent[0].info.run_id}'")
-    assert sorted(r.info.run_name for r in kids) == ["eval_bon", "eval_processbench"]
+    # Ad hoc, never a stage's run: renamed, and without the stage tag the report's provenance reads
+    assert sorted(r.info.run_name for r in kids) == ["adhoc eval_bon oracle", "adhoc eval_processbench oracle"]
+    assert all("prmlab.stage" not in r.data.tags and r.data.tags["prmlab.adhoc"].startswith("eval_") for r in kids)
+    assert not client.search_runs([eid], "tags.`prmlab.stage` != 'pipeline' and attributes.run_name LIKE '%eval %'")
     shown = run([prmlab, "metrics"], ran).stdout
     assert "policy_accuracy" in shown and re.search(r"^best_of_n\.maj ", shown, re.M), shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
     assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr
 
 
-def test_mlflow_ui_server_opens_the_study_on_its_runs_with_metrics(ran, tmp_path):
-    """`make ui`'s server on the study's store: the UI page loads, and the calls its experiment page makes
-    return a model-development experiment (the UI opens on runs, not the GenAI overview) whose stage runs
-    carry metrics, the commit, datasets, and the PRMs as logged models. The in-browser look is a
-    documented check (docs/DESIGN.md, "Browsing the study"): no browser is installable here."""
+def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
+    """`prmlab ui` (make ui) on the study's store, opened in headless Chromium as a fresh browser would:
+    its link lands on the runs table (not MLflow 3's GenAI overview) with the PRMs' evaluation results as
+    columns; a PRM's run page shows them, and so does its logged model; the stage runs carry the commit and
+    their datasets. Screenshots in test-artifacts/."""
     import httpx
+    from browser import page, screenshot
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    ui = subprocess.Popen([str(BIN / "mlflow"), "ui", "--backend-store-uri", f"sqlite:///{ran / 'mlflow.db'}", "--host",
-                           "127.0.0.1", "--port", str(port)], cwd=ran, env=env, stdout=open(tmp_path / "ui.log", "w"),
+    env.pop("MLFLOW_TRACKING_URI", None)  # the project's own store, as `make ui` in the project opens it
+    log = tmp_path / "ui.log"
+    ui = subprocess.Popen([str(BIN / "prmlab"), "ui", "--port", str(port)], cwd=ran, env=env, stdout=open(log, "w"),
                           stderr=subprocess.STDOUT)
     try:
-        wait_healthy(f"{url}/health", tmp_path / "ui.log")
-        assert '<div id="root"' in httpx.get(url, timeout=30).text
+        wait_healthy(f"{url}/health", log)
+        links = dict(re.findall(r"^  (\w+): (http\S+)$", log.read_text(), re.M))
+        assert set(links) == {"study", "prms"}, log.read_text()[-2000:]
         api = f"{url}/ajax-api/2.0/mlflow"
         exp = httpx.get(f"{api}/experiments/get-by-name", params={"experiment_name": "prmlab"}, timeout=30).json()["experiment"]
-        assert {"key": "mlflow.experimentKind", "value": "custom_model_development"} in exp["tags"]
         runs = httpx.post(f"{api}/runs/search", json={"experiment_ids": [exp["experiment_id"]], "max_results": 500},
                           timeout=30).json()["runs"]
         by_name = {r["info"]["run_name"]: r for r in runs}
@@ -494,8 +563,27 @@ def test_mlflow_ui_server_opens_the_study_on_its_runs_with_metrics(ran, tmp_path
             r = by_name[stage]
             assert r["data"].get("metrics") and any(t["key"] == "mlflow.source.git.commit" for t in r["data"]["tags"]), stage
         assert by_name["eval_bon"]["inputs"]["dataset_inputs"]  # the Dataset column
-        models = httpx.post(f"{url}/ajax-api/2.0/mlflow/logged-models/search",
-                            json={"experiment_ids": [exp["experiment_id"]]}, timeout=30).json()["models"]
-        assert {"prm-oracle", "prm-mc_hard"} <= {m["info"]["name"] for m in models}
+        bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())["results"]["oracle"]["average"]["prm_product"]
+        oracle = {m["key"]: m["value"] for m in by_name["train_prm@oracle"]["data"]["metrics"]}
+        assert oracle["eval.bon_product"] == pytest.approx(bon) and "eval.processbench_heldout_f1" in oracle
+        models = httpx.post(f"{api}/logged-models/search", json={"experiment_ids": [exp["experiment_id"]]},
+                            timeout=30).json()["models"]
+        prm = next(m for m in models if m["info"]["name"] == "prm-oracle")
+        assert any(m["key"] == "eval.bon_product" for m in prm["data"]["metrics"])  # the model page's Metrics
+        with page() as pg:
+            pg.goto(links["prms"])
+            pg.get_by_text("train_prm@oracle").first.wait_for(timeout=60_000)
+            # the runs table, with an evaluation metric as a column header, on a first visit
+            assert "/runs" in pg.url and "overview" not in pg.url
+            assert pg.get_by_role("columnheader", name=re.compile("eval.processbench_heldout_f1")).count() >= 1
+            assert pg.get_by_text("train_prm@mc_hard").first.is_visible()
+            screenshot(pg, "mlflow_prms_view")
+            pg.goto(links["study"])
+            pg.get_by_text("label_mc").first.wait_for(timeout=60_000)
+            screenshot(pg, "mlflow_study_view")
+            rid = by_name["train_prm@oracle"]["info"]["run_id"]
+            pg.goto(f"{url}/#/experiments/{exp['experiment_id']}/runs/{rid}")
+            pg.get_by_text("eval.bon_product").first.wait_for(timeout=60_000)
+            screenshot(pg, "mlflow_prm_run")
     finally:
         stop(ui)

@@ -14,7 +14,7 @@ def test_report_flags_a_judge_not_clearly_above_the_always_none_baseline(tmp_pat
     (tmp_path / "train_judge.json").write_text(json.dumps({"judge_first_error_accuracy": acc, "judge_baseline_always_none": 0.48}))
     md = build(tmp_path, tmp_path / "figures")
     assert ("**Weak judge.**" in md) is flagged
-    assert "| judge_first_error_accuracy |" in md
+    assert "| judge: first-error accuracy on the policy's responses |" in md  # labelled, not a raw key
 
 
 # ------------------------------------------------------------------------------------------------
@@ -85,8 +85,12 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     fig = plots.bon_curve([{"n": 1, "maj": 25.0, "pass": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "pass": 75.0, "a": 60.0}])
     ax = fig.axes[0]
     assert _labelled(ax) and "%" in ax.get_ylabel()
-    assert [(list(ln.get_xdata()), list(ln.get_ydata())) for ln in ax.lines] == [
+    assert [(list(c.lines[0].get_xdata()), list(c.lines[0].get_ydata())) for c in ax.containers] == [
         ([1, 2], [25.0, 50.0]), ([1, 2], [25.0, 75.0]), ([1, 2], [25.0, 60.0])]
+    # with the problem count, binomial 95% error bars: at N=2, a's 60% over 10 problems is +-1.96 sqrt(60 x 40 / 10)
+    fig = plots.bon_curve([{"n": 1, "a": 25.0}, {"n": 2, "a": 60.0}], n_problems=10)
+    seg = fig.axes[0].containers[0].lines[2][0].get_segments()[1]
+    assert abs((seg[1][1] - seg[0][1]) / 2 - 1.96 * (60 * 40 / 10) ** 0.5) < 1e-9
 
     fig = plots.processbench_error_correct({"prm/a": (50.0, 100.0), "critic/judge": (25.0, 75.0)}, "toy")
     ax = fig.axes[0]
@@ -103,7 +107,8 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
         point = ax.lines[0].get_xdata()[0]
         assert point == (1.0 if rec["id"] == "hard_soft" else 0.2)
         assert any(list(ln.get_xdata()) == [0, 0] for ln in ax.lines)  # the line at 0
-        assert "(" in ax.get_yticklabels()[0].get_text()  # the estimate's unit
+        assert "_" not in ax.get_yticklabels()[0].get_text()  # the estimate in words, not its id
+        assert ("F1 points" if rec["id"] == "hard_soft" else "points") in ax.get_xlabel()  # each panel's unit
     # the interval's ends: the error bar spans lo .. hi
     seg = fig.axes[0].collections[0].get_segments()[0]
     assert [seg[0][0], seg[1][0]] == [-2.0, 4.0]
@@ -157,9 +162,13 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     _metrics(tmp_path)
     (tmp_path / "consensus.json").write_text(json.dumps({"audit": {"mc": {"first_error_accuracy": 0.7}}}))
     t = plot_tables(tmp_path, headline(tmp_path))
-    assert [r["n"] for r in t["bon_by_n"]] == [1, 2, 4] and t["bon_by_n"][2] == {"n": 4, "maj": 50.0, "pass": 100.0, "a": 75.0}
-    assert t["bon_accuracy"] == [{"method": "maj", "accuracy": 50.0}, {"method": "pass", "accuracy": 100.0},
-                                 {"method": "a", "accuracy": 75.0}]
+    # Best-of-N against N: a row per (N, method), so each method gets its own colour; error bars are binomial
+    # 95% intervals over the 2 problems, capped to 0..100: 75 +- 1.96 sqrt(75 x 25 / 2) = 75 +- 60.0 -> [15.0, 100]
+    assert [(r["n"], r["method"]) for r in t["bon_by_n"][:3]] == [(1, "maj"), (1, "pass"), (1, "a")]
+    a4 = next(r for r in t["bon_by_n"] if r["n"] == 4 and r["method"] == "a")
+    assert a4["accuracy"] == 75.0 and a4["lo"] == pytest.approx(75 - 1.96 * (75 * 25 / 2) ** 0.5) and a4["hi"] == 100.0
+    assert [(r["method"], r["accuracy"]) for r in t["bon_accuracy"]] == [("maj", 50.0), ("pass", 100.0), ("a", 75.0)]
+    assert t["bon_accuracy"][0]["lo"] == 0.0 and t["bon_accuracy"][1]["hi"] == 100.0
     assert t["processbench_f1"] == [{"model": "a", "f1": 66.7}, {"model": "critic_judge", "f1": 37.5}]
     assert t["label_quality"] == [{"source": "mc", "first_error_accuracy": 70.0}]
     assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]
@@ -193,3 +202,15 @@ def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon,
 def test_report_without_an_oracle_prm_raises_no_prm_flag(tmp_path):
     _metrics(tmp_path)
     assert "**Weak PRMs.**" not in build(tmp_path, tmp_path / "figures")
+
+
+def test_study_metrics_are_the_few_numbers_dvc_shows():
+    from stages.report import study_metrics
+
+    h = {"processbench_f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3, "oracle": 60.0, "critic_judge": 80.0},
+         "consensus_kept": 71.5, "best_of_n": {"maj": 60.0}}
+    recs = [{"verdict": "reproduced"}, {"verdict": "reproduced"}, {"verdict": "inconclusive"}, {"verdict": "not reproduced"}]
+    assert study_metrics(h, recs) == {"reproduced": 2, "inconclusive": 1, "not_reproduced": 1,
+                                      "f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3}, "kept": 71.5}
+    # the paper profile: PRM800K is the human-label PRM; no toy consensus share
+    assert study_metrics({"processbench_f1": {"mc_hard": 1.0, "prm800k": 2.0}}, [])["f1"] == {"mc_hard": 1.0, "prm800k": 2.0}

@@ -10,33 +10,34 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def min_position_bars(last_share: dict[str, float]):
     """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8)."""
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig, ax = plt.subplots(figsize=(8.5, 3.2))
     names = list(last_share)
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
     ax.axhline(40.0, ls="--", color="gray", lw=1, label="paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > 40%")
     ax.axhline(9.8, ls=":", color="gray", lw=1, label="paper Fig. 8: Qwen MC-trained PRM 9.8%")
     ax.set_ylabel("min score on final step (% of responses)")
     ax.set_title("Where PRMs put their lowest step score")
-    ax.legend(fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.tick_params(axis="x", rotation=30, labelsize=8)
     fig.tight_layout()
     return fig
 
 
 def min_position_hist(hists: dict[str, list[dict]]):
-    """hists: PRM name -> analyze_bias's rows {"lo", "hi", "share"}, one per bin."""
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    """hists: PRM name -> analyze_bias's rows {"lo", "hi", "share"} (share a fraction), one per bin; drawn in %."""
+    fig, ax = plt.subplots(figsize=(8.5, 3.2))
     names = list(hists)
     if names:
         bins = [f"{b['lo']:.1f}-{b['hi']:.1f}" for b in hists[names[0]]]
         w = 0.8 / len(names)
         for k, n in enumerate(names):
-            ax.bar([b + k * w for b in range(len(bins))], [b["share"] for b in hists[n]], width=w, label=n)
+            ax.bar([b + k * w for b in range(len(bins))], [100 * b["share"] for b in hists[n]], width=w, label=n)
         ax.set_xticks([b + 0.4 - w / 2 for b in range(len(bins))], bins, fontsize=8)
     ax.set_xlabel("relative position of the lowest step score (0: first step, 1: final step)")
-    ax.set_ylabel("share of responses (fraction)")
+    ax.set_ylabel("share of responses (%)")
     ax.set_title("Where the lowest step score sits, all responses")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -55,40 +56,42 @@ def bon_vs_processbench(points: dict[str, tuple[float, float]]):
 
 
 def label_quality(audit: dict[str, dict]):
-    fig, ax = plt.subplots(figsize=(6, 3.2))
+    fig, ax = plt.subplots(figsize=(8.5, 3.2))
     names = list(audit)
-    keys = ["step_precision_wrong", "step_recall_wrong", "first_error_accuracy"]
+    keys = {"step_precision_wrong": "precision of 'wrong' step labels", "step_recall_wrong": "recall of wrong steps",
+            "first_error_accuracy": "first-error accuracy"}
     w = 0.25
-    for k, key in enumerate(keys):
-        ax.bar([i + k * w for i in range(len(names))], [audit[n][key] for n in names], width=w, label=key)
+    for k, (key, label) in enumerate(keys.items()):
+        ax.bar([i + k * w for i in range(len(names))], [100 * audit[n][key] for n in names], width=w, label=label)
     ax.set_xticks([i + w for i in range(len(names))], names)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 100)
     ax.set_xlabel("label source")
-    ax.set_ylabel("score (fraction, 0-1)")
+    ax.set_ylabel("%")
     ax.set_title("Label quality against the exact verifier")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
 
-def bon_curve(rows: list[dict]):
+def bon_curve(rows: list[dict], n_problems: int = 0):
     """Best-of-N accuracy against N: prm@N (product) per PRM, with maj@N and pass@N (eval_bon's `by_n`:
-    a row per N, {"n": N, "maj": %, "pass": %, prm name: %})."""
-    fig, ax = plt.subplots(figsize=(6, 3.8))
+    a row per N, {"n": N, "maj": %, "pass": %, prm name: %}); with `n_problems`, binomial 95% error bars."""
+    fig, ax = plt.subplots(figsize=(8.5, 3.8))
     ns = [r["n"] for r in rows]
     styles = {"maj": ("maj@N (majority vote)", "--", "gray"), "pass": ("pass@N (any correct)", ":", "black")}
     names = list(dict.fromkeys(k for r in rows for k in r if k != "n"))
     for key in names:
         pts = [(r["n"], r[key]) for r in rows if key in r]
         label, ls, color = styles.get(key, (f"{key} prm@N (product)", "-", None))
-        ax.plot([x for x, _ in pts], [y for _, y in pts], ls=ls, color=color, marker="s" if key in styles else "o",
-                ms=3 if key in styles else 4, label=label)
+        err = [1.96 * (y * (100 - y) / n_problems) ** 0.5 if n_problems else 0.0 for _, y in pts]
+        ax.errorbar([x for x, _ in pts], [y for _, y in pts], yerr=err, ls=ls, color=color, marker="s" if key in styles else "o",
+                    ms=3 if key in styles else 4, capsize=2, elinewidth=0.8, label=label)
     ax.set_xscale("log", base=2)
     ax.set_xticks(ns, [str(n) for n in ns])
     ax.set_xlabel("N (responses per problem)")
     ax.set_ylabel("accuracy (% of problems)")
-    ax.set_title("Best-of-N accuracy against N")
-    ax.legend(fontsize=7)
+    ax.set_title("Best-of-N accuracy against N" + (" (95% binomial intervals)" if n_problems else ""))
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -103,16 +106,30 @@ def _unit(name: str) -> str:
     return next((u for p, u in _UNITS.items() if name.startswith(p)), "")
 
 
+def estimate_label(name: str) -> str:
+    """A findings estimate's id as words: 'f1_judge_minus_mc' -> 'F1: judge - mc'."""
+    for prefix, head in (("f1_", "F1: "), ("inflation_excess_", "excess over random: "), ("min_on_last_", "min on last step: "),
+                         ("bon_minus_pb_gap_", "BoN gap - ProcessBench gap: "), ("aggregation_", "last - min: ")):
+        if name.startswith(prefix):
+            return head + name[len(prefix):].replace("_minus_", " - ").replace("_vs_", " vs ").replace("_", " ")
+    return {"kept_share": "consensus keeps (%)"}.get(name, name.replace("_", " "))
+
+
 def findings_intervals(records: list[dict]):
-    """One panel per finding, one row per estimate: the point and its 95% interval as a horizontal error
-    bar, a vertical line at 0 (no difference). Accepts one seed's records ({name: [point, lo, hi]}) and
-    the multi-seed aggregate ({name: {"mean", "lo", "hi"}})."""
-    recs = [r for r in records if r.get("estimates")]
-    heights = [max(len(r["estimates"]), 1) * 0.45 + 0.7 for r in recs] or [1.0]
-    fig, axes = plt.subplots(len(heights), 1, figsize=(7, sum(heights) + 0.6), squeeze=False,
+    """One panel per finding and unit (a finding whose estimates are in different units, e.g. % kept and
+    F1 points, gets a panel each), one row per estimate: the point and its 95% interval as a horizontal
+    error bar, a vertical line at 0 (no difference). Accepts one seed's records ({name: [point, lo, hi]})
+    and the multi-seed aggregate ({name: {"mean", "lo", "hi"}})."""
+    panels = []
+    for rec in (r for r in records if r.get("estimates")):
+        by_unit: dict[str, list[str]] = {}
+        for n in rec["estimates"]:
+            by_unit.setdefault(_unit(n), []).append(n)
+        panels += [(rec, unit, names) for unit, names in by_unit.items()]
+    heights = [len(names) * 0.45 + 1.05 for _, _, names in panels] or [1.0]
+    fig, axes = plt.subplots(len(heights), 1, figsize=(8.5, sum(heights) + 0.8), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
-    for ax, rec in zip(axes[:, 0], recs):
-        names = list(rec["estimates"])
+    for ax, (rec, unit, names) in zip(axes[:, 0], panels):
         vals = [rec["estimates"][n] for n in names]
         pts = [v["mean"] if isinstance(v, dict) else v[0] for v in vals]
         lo = [v["lo"] if isinstance(v, dict) else v[1] for v in vals]
@@ -124,11 +141,12 @@ def findings_intervals(records: list[dict]):
         ax.axvline(0.0, color="gray", lw=1)
         if "kept_share" in names:  # the consensus verdict reads "about 40%" as 25-55%
             ax.axvspan(25.0, 55.0, color="gray", alpha=0.15, lw=0)
-        ax.set_yticks(ys, [f"{n} ({_unit(n)})" if _unit(n) else n for n in names], fontsize=7)
+        ax.set_yticks(ys, [estimate_label(n) for n in names], fontsize=7)
         ax.set_ylim(-0.7, len(names) - 0.3)
-        ax.set_title(f"{rec.get('id', '')}: {rec.get('verdict', '')}", fontsize=9)
+        claim = rec.get("claim", rec.get("id", ""))
+        ax.set_title(f"{claim[:90] + ('...' if len(claim) > 90 else '')}: {rec.get('verdict', '')}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
-    axes[-1, 0].set_xlabel("estimate with 95% interval (unit per row; line at 0: no difference)")
+        ax.set_xlabel((unit or "estimate") + " (95% interval; line at 0: no difference)", fontsize=7)
     fig.suptitle("Findings: estimates and 95% intervals")
     fig.tight_layout()
     return fig
