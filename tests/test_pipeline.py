@@ -192,10 +192,10 @@ def test_dvc_plots_page_draws_every_plot_offline_in_a_real_browser(ran):
         pg.wait_for_function("document.querySelectorAll('.vega-embed').length >= 5", timeout=60_000)
         # vega-embed renders SVG or canvas; count each plot's drawn marks (paths, rects, symbols)
         drawn = pg.evaluate("""() => [...document.querySelectorAll('.vega-embed')].map(e => {
-            const c = e.querySelector('canvas'); const s = e.querySelector('svg');
-            if (s) return s.querySelectorAll('path, rect, line').length;
+            const c = e.querySelector('canvas'); const s = e.querySelector('svg.marks');
             if (c) { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
                      let ink = 0; for (let i = 3; i < d.length; i += 4) ink += d[i] > 0; return ink; }
+            if (s) return s.querySelectorAll('path, rect, line').length;
             return 0; })""")
         screenshot(pg, "dvc_plots")
     assert len(drawn) >= 5 and all(n > 20 for n in drawn), drawn
