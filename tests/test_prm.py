@@ -247,9 +247,10 @@ def test_scorer_dtype_passes_through(trained_prm, toy):
 
 
 def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
-    """README's scale-out path, on CPU: `accelerate launch` with the repo's config runs train_prm as 2
-    data-parallel processes (gloo), 2 examples each per step, and gets the loss and weights of one
-    process with 4 per step. Examples differ in labelled steps, so a per-process mean would not agree."""
+    """README's scale-out path, on CPU: `accelerate launch` with the repo's configs runs train_prm as 2
+    processes (gloo), 2 examples each per step, data parallel (DDP) and sharded (FSDP2), and gets the loss
+    and weights of one process with 4 per step. Examples differ in labelled steps, so a per-process mean
+    would not agree."""
     import json
     import os
     import socket
@@ -271,9 +272,12 @@ def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
     runs = {}
+    accel = [str(bin_ / "accelerate"), "launch", "--main_process_port", port, "--config_file"]
+    # "two": data parallel (DDP); "fsdp": FSDP2 shards the parameters, gradients and optimizer state over the
+    # 2 processes (the 8-GPU recipe's config, configs/accelerate/fsdp_8gpu.yaml, at toy size on gloo)
     for name, bs, launcher in [("one", 4, [sys.executable]),
-                               ("two", 2, [str(bin_ / "accelerate"), "launch", "--config_file",
-                                           str(root / "configs/accelerate/cpu_2proc.yaml"), "--main_process_port", port])]:
+                               ("two", 2, [*accel, str(root / "configs/accelerate/cpu_2proc.yaml")]),
+                               ("fsdp", 2, [*accel, str(root / "configs/accelerate/fsdp_cpu_2proc.yaml")])]:
         params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "steps": 0, "lr": 1e-3, "max_length": 512, "max_examples": 0}
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
         out = subprocess.run([*launcher, "-m", "stages.train_prm", "--source", "oracle", "--train", str(tmp_path / "train.jsonl"),
@@ -282,7 +286,10 @@ def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
                              timeout=600)
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
         runs[name] = json.loads((tmp_path / f"{name}.json").read_text()), load_file(str(tmp_path / name / "model.safetensors"))
-    (m1, w1), (m2, w2) = runs["one"], runs["two"]
-    assert m1["optimizer_steps"] == m2["optimizer_steps"] == 4
-    assert m2["train_loss"] == pytest.approx(m1["train_loss"], rel=1e-5), (m1["train_loss"], m2["train_loss"])
-    assert max((w1[k] - w2[k]).abs().max().item() for k in w1) < 1e-4
+    m1, w1 = runs["one"]
+    for name in ("two", "fsdp"):
+        m2, w2 = runs[name]
+        assert m1["optimizer_steps"] == m2["optimizer_steps"] == 4, name
+        assert m2["train_loss"] == pytest.approx(m1["train_loss"], rel=1e-5), (name, m1["train_loss"], m2["train_loss"])
+        # FSDP saves the full (gathered) state dict: the same tensors, the same values within float tolerance
+        assert set(w2) == set(w1) and max((w1[k] - w2[k]).abs().max().item() for k in w1) < 1e-4, name
