@@ -296,6 +296,12 @@ def log_prm_results(run, results: dict[str, dict[str, float]]) -> list[str]:
             client.log_metric(rid, k, v, step=0)
             for lm in models:
                 client.log_metric(rid, k, v, step=0, model_id=lm.model_id)
+        # The model as the run's output, so the run page's "Logged models" field names it (creating it
+        # with source_run_id links it one way only: the runs table shows it, the run page did not).
+        from mlflow.entities import LoggedModelOutput
+
+        if models:
+            client.log_outputs(rid, [LoggedModelOutput(lm.model_id, 0) for lm in models])
         done.append(name)
     return done
 

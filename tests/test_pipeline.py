@@ -570,6 +570,8 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
                             timeout=30).json()["models"]
         prm = next(m for m in models if m["info"]["name"] == "prm-oracle")
         assert any(m["key"] == "eval.bon_product" for m in prm["data"]["metrics"])  # the model page's Metrics
+        outputs = by_name["train_prm@oracle"].get("outputs", {}).get("model_outputs", [])
+        assert prm["info"]["model_id"] in {o["model_id"] for o in outputs}  # the run page's "Logged models"
         with page() as pg:
             pg.goto(links["prms"])
             pg.get_by_text("train_prm@oracle").first.wait_for(timeout=60_000)
