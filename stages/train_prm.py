@@ -190,8 +190,10 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
         shutil.rmtree(os.path.join(out, ".trainer"), ignore_errors=True)
     curve = [(h["step"], h["loss"]) for h in trainer.state.log_history if "loss" in h]
     if run is not None:
+        # The curve as its own series, `loss` (steps 1..N); `train_loss` is the run's mean, logged once with
+        # the metrics (one series for both put the mean at step 0 of the curve: a false point, issue #29).
         for step, loss in curve:
-            run.metrics({"train_loss": loss}, step=step)
+            run.metrics({"loss": loss}, step=step)
     return {"examples": len(examples), "examples_trained": len(keep), "examples_too_long": no_step,
             "steps_truncated_away": dropped, "train_loss": result.training_loss,
             "final_logged_loss": curve[-1][1] if curve else result.training_loss, "optimizer_steps": result.global_step,
