@@ -570,6 +570,13 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
                             timeout=30).json()["models"]
         prm = next(m for m in models if m["info"]["name"] == "prm-oracle")
         assert any(m["key"] == "eval.bon_product" for m in prm["data"]["metrics"])  # the model page's Metrics
+        # the loss curve is its own series (steps 1..N); the run's mean loss is one point of another
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
+        rid = by_name["train_prm@oracle"]["info"]["run_id"]
+        assert min(m.step for m in client.get_metric_history(rid, "loss")) >= 1
+        assert len(client.get_metric_history(rid, "train_loss")) == 1
         outputs = by_name["train_prm@oracle"].get("outputs", {}).get("model_outputs", [])
         assert prm["info"]["model_id"] in {o["model_id"] for o in outputs}  # the run page's "Logged models"
         with page() as pg:
