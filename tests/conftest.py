@@ -36,6 +36,11 @@ def new_project(d: Path, params: dict) -> Path:
     for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
                 ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
         subprocess.run(cmd, cwd=d, env=env, check=True, capture_output=True)
+    # The project's plot templates and its offline plot page (.dvc/config's plots.html_template), as a clone has them
+    shutil.copytree(ROOT / ".dvc" / "plots", d / ".dvc" / "plots")
+    shutil.copytree(ROOT / "vendor", d / "vendor", ignore=shutil.ignore_patterns("*.tgz"))
+    subprocess.run(["dvc", "config", "plots.html_template", "../vendor/vega/dvc_plots_offline.html"], cwd=d, env=env,
+                   check=True, capture_output=True)
     return d
 
 
