@@ -300,8 +300,10 @@ def log_prm_results(run, results: dict[str, dict[str, float]]) -> list[str]:
         # with source_run_id links it one way only: the runs table shows it, the run page did not).
         from mlflow.entities import LoggedModelOutput
 
-        if models:
-            client.log_outputs(rid, [LoggedModelOutput(lm.model_id, 0) for lm in models])
+        linked = {o.model_id for o in (client.get_run(rid).outputs.model_outputs or [])} if models else set()
+        new = [LoggedModelOutput(lm.model_id, 0) for lm in models if lm.model_id not in linked]
+        if new:  # once: a report rerun (dvc exp run) must not link the same model again (a unique key)
+            client.log_outputs(rid, new)
         done.append(name)
     return done
 

@@ -245,7 +245,9 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     # The report names the commit and the run each stage's numbers came from.
     report = (ran / "reports" / "report.md").read_text()
     rep = next(r for r in children if r.info.run_name == "report")
-    assert f"| label_mc | `{mc.info.run_id}` |" in report and rep.info.run_id in report and parent[0].info.run_id in report
+    eid = mc.info.experiment_id
+    link = f"| label_mc | [`{mc.info.run_id}`](http://127.0.0.1:5000/#/experiments/{eid}/runs/{mc.info.run_id}) |"
+    assert link in report and rep.info.run_id in report and parent[0].info.run_id in report
     # Each PRM is a logged model of its train_prm run.
     models = {m.name: m for m in client.search_logged_models([exp.experiment_id])}
     oracle_run = next(r for r in children if r.info.run_name == "train_prm@oracle")
@@ -558,7 +560,7 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
         exp = httpx.get(f"{api}/experiments/get-by-name", params={"experiment_name": "prmlab"}, timeout=30).json()["experiment"]
         runs = httpx.post(f"{api}/runs/search", json={"experiment_ids": [exp["experiment_id"]], "max_results": 500},
                           timeout=30).json()["runs"]
-        by_name = {r["info"]["run_name"]: r for r in runs}
+        by_name = {r["info"]["run_name"]: r for r in reversed(runs)}  # the search lists the newest first: it wins
         for stage in ("label_mc", "eval_bon", "train_prm@oracle"):
             r = by_name[stage]
             assert r["data"].get("metrics") and any(t["key"] == "mlflow.source.git.commit" for t in r["data"]["tags"]), stage
@@ -568,13 +570,13 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
         assert oracle["eval.bon_product"] == pytest.approx(bon) and "eval.processbench_heldout_f1" in oracle
         models = httpx.post(f"{api}/logged-models/search", json={"experiment_ids": [exp["experiment_id"]]},
                             timeout=30).json()["models"]
-        prm = next(m for m in models if m["info"]["name"] == "prm-oracle")
+        rid = by_name["train_prm@oracle"]["info"]["run_id"]
+        prm = next(m for m in models if m["info"]["name"] == "prm-oracle" and m["info"]["source_run_id"] == rid)
         assert any(m["key"] == "eval.bon_product" for m in prm["data"]["metrics"])  # the model page's Metrics
         # the loss curve is its own series (steps 1..N); the run's mean loss is one point of another
         from mlflow.tracking import MlflowClient
 
         client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
-        rid = by_name["train_prm@oracle"]["info"]["run_id"]
         assert min(m.step for m in client.get_metric_history(rid, "loss")) >= 1
         assert len(client.get_metric_history(rid, "train_loss")) == 1
         outputs = by_name["train_prm@oracle"].get("outputs", {}).get("model_outputs", [])
