@@ -187,7 +187,8 @@ PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processb
                "metrics.`eval.bon_product`", "metrics.`eval.bon_min`", "metrics.`eval.bon_last`",
                "metrics.`eval.min_on_final_step_pct`", "params.`source`", "params.`train_prm.steps`",
                "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
-STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`"]
+STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`",
+                                   "params.`source`", "params.`sample.n`", "params.`label_mc.k`", "params.`train_prm.steps`"]
 VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
          "prms": {"selectedColumns": PRM_COLUMNS, "searchFilter": "attributes.run_name LIKE 'train_prm@%'",
                   "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
