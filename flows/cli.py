@@ -189,7 +189,9 @@ PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processb
                "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
 STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`",
                                    "params.`source`", "params.`sample.n`", "params.`label_mc.k`", "params.`train_prm.steps`"]
-VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
+# The filters list the runs flat: MLflow folds child runs under their parent (the flow's `pipeline` run) otherwise.
+VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "searchFilter": "tags.`prmlab.stage` != 'pipeline'",
+                   "orderByKey": "attributes.start_time", "orderByAsc": False},
          "prms": {"selectedColumns": PRM_COLUMNS, "searchFilter": "attributes.run_name LIKE 'train_prm@%'",
                   "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
 
