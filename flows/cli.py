@@ -189,9 +189,9 @@ PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processb
                "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
 STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`",
                                    "params.`source`", "params.`sample.n`", "params.`label_mc.k`", "params.`train_prm.steps`"]
-# The filters list the runs flat: MLflow folds child runs under their parent (the flow's `pipeline` run) otherwise.
-VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "searchFilter": "tags.`prmlab.stage` != 'pipeline'",
-                   "orderByKey": "attributes.start_time", "orderByAsc": False},
+# The study view lists every run; MLflow folds a flow's stage runs under its `pipeline` run (a row to unfold,
+# whatever the filter: neither a filter nor the shared state's `runsExpanded` unfolded them in 3.17).
+VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
          "prms": {"selectedColumns": PRM_COLUMNS, "searchFilter": "attributes.run_name LIKE 'train_prm@%'",
                   "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
 

@@ -590,7 +590,8 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
             assert pg.get_by_text("train_prm@mc_hard").first.is_visible()
             screenshot(pg, "mlflow_prms_view")
             pg.goto(links["study"])
-            pg.get_by_text("label_mc").first.wait_for(timeout=60_000)
+            pg.get_by_text("pipeline", exact=True).first.wait_for(timeout=60_000)  # the flow's run, its stages folded in
+            assert pg.get_by_role("columnheader", name=re.compile("consensus_kept_share")).count() >= 1
             screenshot(pg, "mlflow_study_view")
             rid = by_name["train_prm@oracle"]["info"]["run_id"]
             pg.goto(f"{url}/#/experiments/{exp['experiment_id']}/runs/{rid}")
