@@ -147,11 +147,11 @@ def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_pat
 
     client = MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'mlflow.db'}")
     eid = client.get_experiment_by_name("prmlab").experiment_id
-    parents = client.search_runs([eid], "tags.`prmlab.stage` = 'prmlab-eval'")
-    assert sorted(r.info.run_name for r in parents) == sorted(f"eval {lay}" for lay in LAYOUTS)
+    parents = client.search_runs([eid], "tags.`prmlab.adhoc` = 'prmlab eval'")
+    assert sorted(r.info.run_name for r in parents) == sorted(f"adhoc eval {lay}" for lay in LAYOUTS)
     for r in parents:
         kids = client.search_runs([eid], f"tags.`mlflow.parentRunId` = '{r.info.run_id}'")
-        assert [k.info.run_name for k in kids] == ["eval_processbench"]
+        assert [k.info.run_name for k in kids] == [f"adhoc eval_processbench {r.info.run_name.removeprefix('adhoc eval ')}"]
 
 
 def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
