@@ -223,7 +223,11 @@ def test_fig8_is_tested_on_an_outcome_prm_against_a_process_one():
 
 def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs():
     rows = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/mc_soft"}[r["model"]]) for r in _pb_rows()]
-    f = Findings(rows, ["tune", "test"], "tune", [], {}, n_boot=200)
+    # with Best-of-N rows and a process-label PRM too, so the findings after this one run (a name clash broke them)
+    rows += [dict(r, model="prm/judge") for r in _pb_rows() if r["model"] == "prm/good"]
+    bon = [dict(r, prm={"A": "mc_hard", "B": "judge"}[r["prm"]]) for r in _bon_rows()]
+    f = Findings(rows, ["tune", "test"], "tune", bon, {}, n_boot=200)
+    assert "rankings" in {r["id"] for r in f.records()}
     rec = {r["id"]: r for r in f.records()}["hard_soft"]
     assert rec["verdict"] == INCONCLUSIVE and "is not within the +-3 margin" in rec["ours"]
 

@@ -279,10 +279,11 @@ class Findings:
             if v == INCONCLUSIVE:
                 n = len(self.pb_units)
                 # Equality is shown when |d| + half-width <= margin; the half-width shrinks as 1/sqrt(n).
-                need = (f"showing equality would need about {int(n * (half / (EQUAL_MARGIN - gap)) ** 2):,} held-out items "
-                        f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
+                # (not `need`: that name is the helper above, called again by the findings below)
+                items = (f"showing equality would need about {int(n * (half / (EQUAL_MARGIN - gap)) ** 2):,} held-out items "
+                         f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
                 why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
-                       f"+-{EQUAL_MARGIN:g} margin; {need}")
+                       f"+-{EQUAL_MARGIN:g} margin; {items}")
             add("hard_soft", "Before filtering, hard and soft MC labels are equal", PAPER["fig3"],
                 f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
                 "trained on the consensus subset here, so the after-filtering half is not tested" + why,
