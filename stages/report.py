@@ -16,7 +16,6 @@ Run: python -m stages.report --metrics-dir metrics --out reports/report.md --fig
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from prmlab.io import DataError, atomic_write_text, read_json, write_json
@@ -340,6 +339,8 @@ def plot_tables(mdir: Path, h: dict) -> dict[str, list[dict]]:
     """The data behind dvc.yaml's plots (reports/plots/<name>.json), rows DVC renders and `dvc plots
     diff` overlays across experiments: Best-of-N against N, ProcessBench F1, Best-of-N per method,
     label quality per source, min-score position. From the headline and eval_bon's `by_n`."""
+    from prmlab import plots
+
     rows = lambda d, key, val: [{key: k, val: v} for k, v in (d or {}).items() if v is not None]  # noqa: E731
     bon = dict(h.get("best_of_n", {}))
     bon.pop("n", None)
@@ -348,7 +349,7 @@ def plot_tables(mdir: Path, h: dict) -> dict[str, list[dict]]:
 
     def interval(acc: float) -> dict:
         """A binomial 95% interval (normal approximation) over the Best-of-N problems, in points: the error bars."""
-        half = 1.96 * math.sqrt(acc * (100 - acc) / n_problems) if n_problems else 0.0
+        half = plots.binomial_half_width(acc, n_problems)
         return {"lo": max(acc - half, 0.0), "hi": min(acc + half, 100.0)}
 
     # Long rows, one per (N, method): DVC's plot colours each method (a wide row per N drew every method

@@ -73,6 +73,12 @@ def label_quality(audit: dict[str, dict]):
     return fig
 
 
+def binomial_half_width(pct: float, n: int) -> float:
+    """Half-width, in points, of a 95% binomial interval (normal approximation) for a `pct`% accuracy over n
+    problems; 0 without n. The Best-of-N error bars, in this figure and in DVC's plots."""
+    return 1.96 * (pct * (100 - pct) / n) ** 0.5 if n else 0.0
+
+
 def bon_curve(rows: list[dict], n_problems: int = 0):
     """Best-of-N accuracy against N: prm@N (product) per PRM, with maj@N and pass@N (eval_bon's `by_n`:
     a row per N, {"n": N, "maj": %, "pass": %, prm name: %}); with `n_problems`, binomial 95% error bars."""
@@ -83,7 +89,7 @@ def bon_curve(rows: list[dict], n_problems: int = 0):
     for key in names:
         pts = [(r["n"], r[key]) for r in rows if key in r]
         label, ls, color = styles.get(key, (f"{key} prm@N (product)", "-", None))
-        err = [1.96 * (y * (100 - y) / n_problems) ** 0.5 if n_problems else 0.0 for _, y in pts]
+        err = [binomial_half_width(y, n_problems) for _, y in pts]
         ax.errorbar([x for x, _ in pts], [y for _, y in pts], yerr=err, ls=ls, color=color, marker="s" if key in styles else "o",
                     ms=3 if key in styles else 4, capsize=2, elinewidth=0.8, label=label)
     ax.set_xscale("log", base=2)
