@@ -14,6 +14,7 @@ Run: python -m stages.build_processbench --problems data/problems/processbench.j
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
 
 from prmlab.generation import BackendConfig, Sampling, check_sampling
@@ -95,6 +96,11 @@ def main() -> None:
                     if r is not None:
                         responses.append(r)
         items = balance({p.id: p for p in problems}, responses, cfg.max_items, cfg.seed, cfg.tune_share)
+        if problems and not items:  # every F1 downstream would be "-": say why here, where it can be fixed
+            right = sum(r.correct for r in responses)
+            print(f"[build_processbench] WARNING: 0 items: of {len(responses)} usable responses {right} have the right "
+                  f"final answer and {len(responses) - right} a wrong one; a balanced set needs both (raise "
+                  f"toy.n_processbench or build_processbench.n)", file=sys.stderr)
         write_jsonl(a.out, items)
         m = {"items": len(items), "error_items": sum(i.label != -1 for i in items),
              "correct_answer_flawed_items": sum(i.final_answer_correct and i.label != -1 for i in items),

@@ -22,7 +22,9 @@ BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.slow
 
 TINY = {
-    "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 16},
+    # n_processbench x build_processbench.n responses: the barely trained tiny policy is right ~1 time in 13,
+    # and the balanced ProcessBench needs a right and a wrong answer (16 x 2 once gave none: CI, stop 33).
+    "toy": {"n_train": 8, "n_eval": 6, "n_processbench": 32},
     "toy_human": {"n": 12},
     "toy_models": {"corpus": 300, "vocab_size": 400, "base_steps": 300, "policy_steps": 20, "batch_size": 16,
                    "eval_problems": 8, "lr": 0.006,
@@ -33,7 +35,7 @@ TINY = {
     "label_mc": {"k": 2, "max_tokens": 60, "shard_size": 8},
     "label_judge": {"max_tokens": 24},
     "train_prm": {"epochs": 1.0, "steps": 0, "batch_size": 8, "max_length": 512, "lr": 0.001},
-    "build_processbench": {"n": 2, "max_items": 8, "max_tokens": 80},
+    "build_processbench": {"n": 4, "max_items": 8, "max_tokens": 160},
     "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
     "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n (issue #30)
 }
@@ -107,6 +109,8 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
         assert (ran / "models" / "prm" / src / "model.safetensors").exists()
     pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
     assert {"prm/oracle", "prm/consensus", "critic/judge"} <= set(pb["models"])
+    built = json.loads((ran / "metrics" / "build_processbench.json").read_text())
+    assert built["items"] >= 2 and pb["items"].get("toy"), built  # the held-out subset the report headlines
     # Rollouts cut by a length limit (issue #30) are counted from the labels and shown in the report.
     mc = json.loads((ran / "metrics" / "label_mc.json").read_text())
     labels = [json.loads(x) for x in (ran / "data" / "labels" / "mc.jsonl").read_text().splitlines()]
