@@ -47,11 +47,26 @@ def machine() -> str:
     return f"1 GPU ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else f"{os.cpu_count()} CPU cores"
 
 
-def eval_draw(toy, n: int):
-    """The benchmarks' own held-out Best-of-N problems: a world seed none of the study's splits uses."""
+def eval_draw(toy, n: int, mix: bool = False):
+    """The benchmarks' own held-out Best-of-N problems: a world seed none of the study's splits uses;
+    with `mix`, the toy's difficulty mix (`toy.hard_share` and the hard kind's shape)."""
     from prmlab.toy.world import make_problems
 
-    return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps)
+    hard = (toy.hard_share, toy.hard_max_steps, toy.hard_max_value) if mix else (0.0,)
+    return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *hard)
+
+
+def within_problem_auc(groups: dict, scores: dict) -> float | None:
+    """The chance that, within one problem, an error-free response's lowest step score is above a flawed
+    response's (ties half): what Best-of-N needs. A step AUC pooled over problems also rewards telling
+    hard problems from easy ones, which picks nothing."""
+    wins = total = 0.0
+    for rs in groups.values():
+        clean = [min(scores[r.response_id]) for r in rs if r.true_first_error == -1]
+        flawed = [min(scores[r.response_id]) for r in rs if r.true_first_error not in (-1, None)]
+        wins += sum((c > f) + 0.5 * (c == f) for c in clean for f in flawed)
+        total += len(clean) * len(flawed)
+    return wins / total if total else None
 
 
 def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
@@ -75,8 +90,9 @@ def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
 
 
 def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
-    """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets, and its Best-of-8
-    (product) on eval_probs against a random pick and maj@8."""
+    """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets (none without items),
+    and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8, overall and on
+    normal and hard problems apart, with the within-problem response AUC."""
     from prmlab.prm import make_scorer
     from stages.eval_bon import bon_table, group
     from stages.eval_processbench import eval_prm
@@ -84,12 +100,23 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     questions = {p.id: p.question for p in eval_probs}
     t = time.perf_counter()
     with make_scorer("transformers", prm, 32, 4096) as scorer:
-        pb, _ = eval_prm(scorer, items, tune)  # its step AUC included
+        pb = eval_prm(scorer, items, tune)[0] if items else None  # its step AUC included
         bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
-    bon = bon_table({p.id: p for p in eval_probs}, group(bon_rs, 8), bon_scores, ["product"])["average"]
-    return {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_random": bon["random"],
-            "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
-            "step_auc_heldout": pb["step_auc"]["heldout_average"], "f1_heldout": pb["tuned"]["heldout_average_f1"]}
+    groups = group(bon_rs, 8)
+    bon = bon_table({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])["average"]
+    out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
+           "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
+           "within_problem_auc": within_problem_auc(groups, bon_scores),
+           "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
+           "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
+    for kind in ("normal", "hard"):
+        probs = {p.id: p for p in eval_probs if bool(p.meta.get("hard")) == (kind == "hard")}
+        if probs:
+            b = bon_table(probs, groups, bon_scores, ["product", "min"])["average"]
+            sub = {pid: groups.get(pid, []) for pid in probs}
+            out[kind] = {"problems": len(probs), "product": b["prm_product"], "min": b["prm_min"], "random": b["random"],
+                         "maj": b["maj"], "pass": b["pass"], "within_problem_auc": within_problem_auc(sub, bon_scores)}
+    return out
 
 
 def load_items(path: str) -> dict:
@@ -104,7 +131,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=parse_budget, action="append", required=True, help="PROBLEMSxN:STEPS (repeatable)")
     ap.add_argument("--eval-problems", type=int, default=300)
-    ap.add_argument("--items", default="data/processbench/items.jsonl")
+    ap.add_argument("--items", default="data/processbench/items.jsonl", help="toy ProcessBench items ('' for none: "
+                    "they belong to the study's world, not to one --hard-* changes)")
+    ap.add_argument("--mix", action="store_true", help="the toy's difficulty mix (params toy.hard_*) in training and "
+                    "evaluation problems; without it, normal problems only (the benchmark's earlier rows)")
+    ap.add_argument("--hard-share", type=float, help="with --mix: replaces toy.hard_share")
+    ap.add_argument("--hard-max-value", type=int, help="with --mix: replaces toy.hard_max_value")
+    ap.add_argument("--hard-max-steps", type=int, help="with --mix: replaces toy.hard_max_steps")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--work", default="/tmp/prmlab_prm_budget")
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
@@ -129,25 +162,33 @@ def main() -> None:
     scfg = load_params("sample", SampleConfig, a.params)
     tcfg = load_params("train_prm", TrainPRMConfig, a.params)
     tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
-    eval_probs = eval_draw(toy, a.eval_problems)
-    items = load_items(a.items)
+    over = {k: v for k, v in (("hard_share", a.hard_share), ("hard_max_value", a.hard_max_value),
+                              ("hard_max_steps", a.hard_max_steps)) if v is not None}
+    toy = dataclasses.replace(toy, **over)
+    # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"
+    world = f"mix{toy.hard_share:g}v{toy.hard_max_value}s{toy.hard_max_steps}" if a.mix else ""
+    hard = (toy.hard_share, toy.hard_max_steps, toy.hard_max_value) if a.mix else (0.0,)
+    eval_probs = eval_draw(toy, a.eval_problems, a.mix)
+    items = load_items(a.items) if a.items else {}
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
 
     for n_problems, n, steps in a.budget:
-        key = f"{n_problems}x{n}:{steps}"
+        key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "")
         print(f"[bench_prm_budget] {key}", flush=True)
-        probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps)  # the study's train split, extended
+        # the study's train split, extended
+        probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *hard)
         with make_generator(policy) as gen:
-            bon_rs, _ = sample_cached(gen, work / f"eval_{a.eval_problems}.jsonl", eval_probs,
+            bon_rs, _ = sample_cached(gen, work / f"eval_{a.eval_problems}{world}.jsonl", eval_probs,
                                       dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
-            train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}.jsonl", probs, dataclasses.replace(scfg, n=n))
+            train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}{world}.jsonl", probs,
+                                               dataclasses.replace(scfg, n=n))
         examples = build_training_sets({p.id: p for p in probs}, train_rs, {}, {}, with_oracle=True)[0]["oracle"]
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
-        cfg = dataclasses.replace(tcfg, epochs=steps * tcfg.batch_size * tcfg.grad_accum / len(examples))
+        cfg = dataclasses.replace(tcfg, steps=steps)  # train_prm.steps, not epochs: params may set steps, which wins
         out = str(work / f"prm_{key.replace(':', '_')}")
         m = train(examples, policy.model, out, cfg, soft=False)
         results[key] = {
-            "problems": n_problems, "n": n, "examples": len(examples), "distinct_responses": distinct,
+            "problems": n_problems, "n": n, "world": world or "normal only", "items": bool(items), "examples": len(examples), "distinct_responses": distinct,
             "optimizer_steps": m["optimizer_steps"], "sample_seconds": sample_s, "train_seconds": m["seconds"],
             **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
         print(json.dumps({key: results[key]}), flush=True)

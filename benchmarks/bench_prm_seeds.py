@@ -100,7 +100,7 @@ def main() -> None:
             print(f"[bench_prm_seeds] deadline: {key} and {len(todo) - todo.index((seed, source)) - 1} more not started", flush=True)
             break
         examples = read_jsonl(data / "prm_train" / f"{source}.jsonl", PRMExample)
-        cfg = dataclasses.replace(tcfg, seed=seed, epochs=a.steps * tcfg.batch_size * tcfg.grad_accum / len(examples))
+        cfg = dataclasses.replace(tcfg, seed=seed, steps=a.steps)  # steps, not epochs: a params `steps` would win
         out = str(work / f"prm_{source}_{a.steps}_{seed}")
         m = train(examples, policy.model, out, cfg, soft=source == "mc_soft")
         results[key] = {"source": source, "seed": seed, "examples": len(examples), "optimizer_steps_asked": a.steps,

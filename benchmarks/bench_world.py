@@ -32,6 +32,9 @@ def main() -> None:
     ap.add_argument("--hard-max-steps", type=int, default=8)
     ap.add_argument("--hard-max-value", type=int, default=60)
     ap.add_argument("--threads", type=positive_int, default=2)
+    ap.add_argument("--judge", action="store_true", help="also the study's judge (params `judge`, `label_judge`): its "
+                    "audit and the share consensus keeps (MC's first error == the judge's), per kind of problem")
+    ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     import torch
@@ -45,6 +48,7 @@ def main() -> None:
     res: dict = {"policy": a.policy, "n": a.n, "k": a.k, "hard_max_steps": a.hard_max_steps,
                  "hard_max_value": a.hard_max_value, "kinds": {}}
     cfg = BackendConfig(backend="transformers", model=a.policy, dtype="float32", seed=0, max_model_len=2048, batch_size=256)
+    judged: list = []
     with make_generator(cfg) as gen:
         for kind, share in (("normal", 0.0), ("hard", 1.0)):
             t0 = time.monotonic()
@@ -60,12 +64,36 @@ def main() -> None:
                    "flawed_among_right": sum(r.true_first_error not in (None, -1) for r in right) / max(len(right), 1),
                    "mean_steps": sum(len(r.steps) for r in responses) / max(len(responses), 1),
                    "mc_audit": audit(responses, mc_fe), "seconds": time.monotonic() - t0}
+            if a.judge:
+                judged.append((kind, by_id, responses, mc_fe))
             res["kinds"][kind] = row
             au = row["mc_audit"]
             print(f"{kind:6s} {row['responses']} responses, accuracy {100 * row['accuracy']:.1f}%, flawed among right "
                   f"{100 * row['flawed_among_right']:.1f}%; MC: first-error accuracy {au['first_error_accuracy']:.3f}, "
                   f"false alarms {100 * au['false_alarm_rate']:.1f}%, missed errors {100 * au['missed_error_rate']:.1f}% "
                   f"({row['seconds']:.0f} s)", flush=True)
+    if judged:  # after the policy is released: one model in memory at a time
+        from prmlab.labeling import judge_labels
+        from prmlab.params import load_params
+        from prmlab.prompts import load_template
+        from stages.label_judge import LabelJudgeConfig
+
+        jcfg = load_params("label_judge", LabelJudgeConfig, a.params)
+        with make_generator(load_params("judge", BackendConfig, a.params)) as gen:
+            for kind, by_id, responses, mc_fe in judged:
+                t0 = time.monotonic()
+                labels = judge_labels(gen, by_id, responses, load_template(jcfg.style, jcfg.template_file), jcfg.style,
+                                      jcfg.sampling())
+                jfe = {lab.response_id: lab.first_error for lab in labels}
+                kept = [r for r in responses if jfe[r.response_id] is not None and jfe[r.response_id] == mc_fe[r.response_id]]
+                row = res["kinds"][kind]
+                row["judge_audit"] = audit(responses, jfe)
+                row["consensus_kept_share"] = len(kept) / max(len(responses), 1)
+                row["consensus_audit"] = audit(kept, {r.response_id: mc_fe[r.response_id] for r in kept})
+                row["judge_seconds"] = time.monotonic() - t0
+                print(f"{kind:6s} judge: first-error accuracy {row['judge_audit']['first_error_accuracy']:.3f}; consensus keeps "
+                      f"{100 * row['consensus_kept_share']:.1f}% (first-error accuracy "
+                      f"{row['consensus_audit']['first_error_accuracy']:.3f}) ({row['judge_seconds']:.0f} s)", flush=True)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.out).write_text(json.dumps(res, indent=1))

@@ -71,6 +71,26 @@ def prm_budget(b: dict) -> list[str]:
     return md + [""]
 
 
+def prm_world(b: dict) -> list[str]:
+    """The oracle PRM in worlds with a difficulty mix (bench_prm_budget.py --mix --hard-*)."""
+    md = ["## The oracle PRM against the world's difficulty mix (`benchmarks/bench_prm_budget.py --mix`)", "",
+          "The oracle PRM trained and measured in a world with a share of hard problems (`toy.hard_share`; hard: up to "
+          "`hard_max_steps` steps, values up to `hard_max_value`; the toy models trained on <= 5 steps and values <= 25). "
+          "Best-of-8 on the benchmark's own held-out problems of the same world, normal and hard apart: the PRM's pick "
+          "by its lowest step score (min) against a random pick and maj@8; within-problem AUC: the chance that an "
+          "error-free response's lowest step score beats a flawed one's of the same problem (what Best-of-N needs).", "",
+          "| world | budget | normal: min / random / maj | within AUC | hard: min / random / maj / pass | within AUC "
+          "| all: product / min / maj | minutes |", "|---|---|---|---|---|---|---|---|"]
+    f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+    for key, r in sorted(b.items()):
+        n, h = r.get("normal", {}), r.get("hard", {})
+        md.append(f"| {r['world']} | {key.split('@')[0]} | {n.get('min', 0):.1f} / {n.get('random', 0):.1f} / {n.get('maj', 0):.1f} "
+                  f"| {f(n.get('within_problem_auc'))} | {h.get('min', 0):.1f} / {h.get('random', 0):.1f} / {h.get('maj', 0):.1f} / "
+                  f"{h.get('pass', 0):.1f} | {f(h.get('within_problem_auc'))} | {r['bon_product']:.1f} / {r['bon_min']:.1f} / "
+                  f"{r['bon_maj']:.1f} | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} |")
+    return md + [""]
+
+
 def prm_seeds(b: dict) -> list[str]:
     """Each source's PRM retrained over seeds on one study's labels (benchmarks/bench_prm_seeds.py)."""
     md = []
@@ -172,18 +192,30 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
     return md + [""]
 
 
-def world_mix(b: dict) -> list[str]:
-    """The difficulty mix against the verifier: the policy and MC labels on normal and hard problems."""
+def world_mix(runs: list[dict]) -> list[str]:
+    """The difficulty mix against the verifier: the policy, MC labels (and, where measured, the judge's
+    and the share consensus keeps) on normal and hard problems, one row per hard kind measured."""
+    b = runs[0]
     md = ["## The world's difficulty mix (`benchmarks/bench_world.py`)", "",
           f"The committed policy, {b['n']} responses per problem, MC with k={b['k']}; hard problems have up to "
-          f"{b['hard_max_steps']} steps and values up to {b['hard_max_value']} (the models trained on <= 5 and <= 25). "
-          "MC's labels audited against the exact verifier.", "",
+          "`hard_max_steps` steps and values up to `hard_max_value` (the models trained on <= 5 and <= 25). "
+          "MC's labels (and, with `--judge`, the committed judge's) audited against the exact verifier; consensus "
+          "keeps a response where MC's first error equals the judge's.", "",
           "| problems | responses | policy accuracy | flawed among right | MC first-error acc | MC false alarms "
-          "(correct step called wrong) | MC missed errors |", "|---|---|---|---|---|---|---|"]
-    for kind, r in b["kinds"].items():
-        a = r["mc_audit"]
-        md.append(f"| {kind} | {r['responses']} | {100 * r['accuracy']:.1f}% | {100 * r['flawed_among_right']:.1f}% | "
-                  f"{a['first_error_accuracy']:.3f} | {100 * a['false_alarm_rate']:.1f}% | {100 * a['missed_error_rate']:.1f}% |")
+          "(correct step called wrong) | MC missed errors | judge first-error acc | consensus keeps |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    rows: dict[str, dict] = {}  # the normal problems are the same draw in every run: one row, the judge's if any
+    for r0 in runs:
+        for kind, r in r0["kinds"].items():
+            name = kind if kind == "normal" else f"hard (<= {r0['hard_max_steps']} steps, values <= {r0['hard_max_value']})"
+            if name not in rows or "judge_audit" in r:
+                rows[name] = r
+    for name, r in rows.items():
+        a, j = r["mc_audit"], r.get("judge_audit")
+        judge = f"{j['first_error_accuracy']:.3f} | {100 * r['consensus_kept_share']:.1f}%" if j else "- | -"
+        md.append(f"| {name} | {r['responses']} | {100 * r['accuracy']:.1f}% | {100 * r['flawed_among_right']:.1f}% | "
+                  f"{a['first_error_accuracy']:.3f} | {100 * a['false_alarm_rate']:.1f}% | {100 * a['missed_error_rate']:.1f}% "
+                  f"| {judge} |")
     return md + [""]
 
 
@@ -249,6 +281,8 @@ def main() -> None:
         md += targets_table(repro, long, seeds, budget)
     if budget:
         md += prm_budget(budget)
+    if (D / "prm_world.json").exists():
+        md += prm_world(json.loads((D / "prm_world.json").read_text()))
     if seeds:
         md += prm_seeds(seeds)
     ep = D / "engines.json"
@@ -272,8 +306,9 @@ def main() -> None:
                f"| binary vs exhaustive first-error agreement | {e['transformers_binary_agreement']:.2f} | {e['vllm_binary_agreement']:.2f} | |",
                f"| PRM scoring, steps/s | {e['transformers_prm_steps_per_s']:.0f} | {e['vllm_prm_steps_per_s']:.0f} | "
                f"{e['prm_vllm_over_transformers']:.2f}x |", ""]
-    if (D / "world_mix.json").exists():
-        md += world_mix(json.loads((D / "world_mix.json").read_text()))
+    worlds = [json.loads(f.read_text()) for f in sorted(D.glob("world_mix*.json"))]
+    if worlds:
+        md += world_mix(worlds)
     if (D / "determinism.json").exists():
         d = json.loads((D / "determinism.json").read_text())
         md += ["## Is PRM training deterministic? (`benchmarks/bench_determinism.py`)", "",
