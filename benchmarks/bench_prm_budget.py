@@ -47,13 +47,18 @@ def machine() -> str:
     return f"1 GPU ({torch.cuda.get_device_name(0)})" if torch.cuda.is_available() else f"{os.cpu_count()} CPU cores"
 
 
+def difficulty(toy, mix: bool) -> tuple:
+    """make_problems' difficulty arguments: the toy's mix (`toy.hard_share` and the hard kind's shape),
+    or without `mix` normal problems only."""
+    return (toy.hard_share, toy.hard_max_steps, toy.hard_max_value) if mix else (0.0,)
+
+
 def eval_draw(toy, n: int, mix: bool = False):
     """The benchmarks' own held-out Best-of-N problems: a world seed none of the study's splits uses;
-    with `mix`, the toy's difficulty mix (`toy.hard_share` and the hard kind's shape)."""
+    with `mix`, the toy's difficulty mix."""
     from prmlab.toy.world import make_problems
 
-    hard = (toy.hard_share, toy.hard_max_steps, toy.hard_max_value) if mix else (0.0,)
-    return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *hard)
+    return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *difficulty(toy, mix))
 
 
 def within_problem_auc(groups: dict, scores: dict) -> float | None:
@@ -167,7 +172,6 @@ def main() -> None:
     toy = dataclasses.replace(toy, **over)
     # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"
     world = f"mix{toy.hard_share:g}v{toy.hard_max_value}s{toy.hard_max_steps}" if a.mix else ""
-    hard = (toy.hard_share, toy.hard_max_steps, toy.hard_max_value) if a.mix else (0.0,)
     eval_probs = eval_draw(toy, a.eval_problems, a.mix)
     items = load_items(a.items) if a.items else {}
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
@@ -176,7 +180,7 @@ def main() -> None:
         key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "")
         print(f"[bench_prm_budget] {key}", flush=True)
         # the study's train split, extended
-        probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *hard)
+        probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *difficulty(toy, a.mix))
         with make_generator(policy) as gen:
             bon_rs, _ = sample_cached(gen, work / f"eval_{a.eval_problems}{world}.jsonl", eval_probs,
                                       dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))

@@ -65,7 +65,7 @@ def main() -> None:
                    "mean_steps": sum(len(r.steps) for r in responses) / max(len(responses), 1),
                    "mc_audit": audit(responses, mc_fe), "seconds": time.monotonic() - t0}
             if a.judge:
-                judged.append((kind, by_id, responses, mc_fe))
+                judged.append((kind, by_id, responses, {lab.response_id: lab for lab in labels}))
             res["kinds"][kind] = row
             au = row["mc_audit"]
             print(f"{kind:6s} {row['responses']} responses, accuracy {100 * row['accuracy']:.1f}%, flawed among right "
@@ -73,23 +73,26 @@ def main() -> None:
                   f"false alarms {100 * au['false_alarm_rate']:.1f}%, missed errors {100 * au['missed_error_rate']:.1f}% "
                   f"({row['seconds']:.0f} s)", flush=True)
     if judged:  # after the policy is released: one model in memory at a time
-        from prmlab.labeling import judge_labels
+        from prmlab.labeling import build_training_sets, judge_labels
         from prmlab.params import load_params
         from prmlab.prompts import load_template
         from stages.label_judge import LabelJudgeConfig
 
         jcfg = load_params("label_judge", LabelJudgeConfig, a.params)
+        template = load_template(jcfg.style, jcfg.template_file)
         with make_generator(load_params("judge", BackendConfig, a.params)) as gen:
-            for kind, by_id, responses, mc_fe in judged:
+            for kind, by_id, responses, mc in judged:
                 t0 = time.monotonic()
-                labels = judge_labels(gen, by_id, responses, load_template(jcfg.style, jcfg.template_file), jcfg.style,
-                                      jcfg.sampling())
-                jfe = {lab.response_id: lab.first_error for lab in labels}
-                kept = [r for r in responses if jfe[r.response_id] is not None and jfe[r.response_id] == mc_fe[r.response_id]]
+                judge = {lab.response_id: lab for lab in judge_labels(gen, by_id, responses, template, jcfg.style,
+                                                                      jcfg.sampling())}
+                # the consensus stage's own rule and counts
+                sets, counts = build_training_sets(by_id, responses, mc, judge, with_oracle=False)
+                kept = {e.response_id for e in sets["consensus"]}
                 row = res["kinds"][kind]
-                row["judge_audit"] = audit(responses, jfe)
-                row["consensus_kept_share"] = len(kept) / max(len(responses), 1)
-                row["consensus_audit"] = audit(kept, {r.response_id: mc_fe[r.response_id] for r in kept})
+                row["judge_audit"] = audit(responses, {i: lab.first_error for i, lab in judge.items()})
+                row["consensus_kept_share"] = counts["consensus_kept_share"]
+                row["consensus_audit"] = audit([r for r in responses if r.response_id in kept],
+                                               {i: mc[i].first_error for i in kept})
                 row["judge_seconds"] = time.monotonic() - t0
                 print(f"{kind:6s} judge: first-error accuracy {row['judge_audit']['first_error_accuracy']:.3f}; consensus keeps "
                       f"{100 * row['consensus_kept_share']:.1f}% (first-error accuracy "
