@@ -27,6 +27,8 @@ import os
 import time
 from pathlib import Path
 
+from prmlab.metrics import within_problem_auc
+
 
 def parse_budget(s: str) -> tuple[int, int, int]:
     """'960x6:3000' -> (960 problems, 6 responses each, 3000 optimizer steps)."""
@@ -61,17 +63,9 @@ def eval_draw(toy, n: int, mix: bool = False):
     return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *difficulty(toy, mix))
 
 
-def within_problem_auc(groups: dict, scores: dict) -> float | None:
-    """The chance that, within one problem, an error-free response's lowest step score is above a flawed
-    response's (ties half): what Best-of-N needs. A step AUC pooled over problems also rewards telling
-    hard problems from easy ones, which picks nothing."""
-    wins = total = 0.0
-    for rs in groups.values():
-        clean = [min(scores[r.response_id]) for r in rs if r.true_first_error == -1]
-        flawed = [min(scores[r.response_id]) for r in rs if r.true_first_error not in (-1, None)]
-        wins += sum((c > f) + 0.5 * (c == f) for c in clean for f in flawed)
-        total += len(clean) * len(flawed)
-    return wins / total if total else None
+def within_auc(groups: dict, scores: dict) -> float | None:
+    """prmlab.metrics.within_problem_auc of each response's lowest step score."""
+    return within_problem_auc([[(min(scores[r.response_id]), r.true_first_error) for r in rs] for rs in groups.values()])
 
 
 def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
@@ -111,7 +105,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     bon = bon_table({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])["average"]
     out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
            "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
-           "within_problem_auc": within_problem_auc(groups, bon_scores),
+           "within_problem_auc": within_auc(groups, bon_scores),
            "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
            "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
     for kind in ("normal", "hard"):
@@ -120,7 +114,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
             b = bon_table(probs, groups, bon_scores, ["product", "min"])["average"]
             sub = {pid: groups.get(pid, []) for pid in probs}
             out[kind] = {"problems": len(probs), "product": b["prm_product"], "min": b["prm_min"], "random": b["random"],
-                         "maj": b["maj"], "pass": b["pass"], "within_problem_auc": within_problem_auc(sub, bon_scores)}
+                         "maj": b["maj"], "pass": b["pass"], "within_problem_auc": within_auc(sub, bon_scores)}
     return out
 
 

@@ -6,7 +6,8 @@ prm@N picks the top response (ties: the earliest). maj@N (most common answer) an
 correct) are reported alongside, per benchmark and averaged, and (`by_n`, averaged, a row per N) at each N = 1,
 2, 4, ... up to n from each problem's first N responses: the Best-of-N curve. Where the verifier's
 labels exist (toy world), also the **process-verified** accuracy: the chosen response has the right
-answer and no wrong step, the gap the paper says BoN hides.
+answer and no wrong step, the gap the paper says BoN hides; and each aggregation's within-problem AUC
+(an error-free response scored above a flawed one of the same problem).
 
 Inputs: --problems, --samples (N per problem), --prm-dir (the trained PRMs, `<dir>/<source>` for each of
 `train_prm.sources`), `reference_prms` in params, --prm name=path (repeatable; a folder or hub name).
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prmlab.io import read_jsonl, write_json, write_jsonl
-from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k, random_pick
+from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
 from prmlab.params import ParamsError, check, load_params
 from prmlab.preflight import check_model
 from prmlab.records import Problem, Response
@@ -160,7 +161,7 @@ def main() -> None:
     set_threads()
     from prmlab.prm import make_scorer
 
-    results, rows, scorer_max_length, truncated = {}, [], {}, {}
+    results, rows, scorer_max_length, truncated, within = {}, [], {}, {}, {}
     with stage_run("eval_bon", {"eval_bon": cfg, "prms": prms}, inputs=[a.problems, a.samples]) as run:
         base = bon_table(problems, groups, None, [])
         results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
@@ -178,6 +179,10 @@ def main() -> None:
             scores = {r.response_id: s for r, s in zip(responses, sc)}
             results[name] = bon_table(problems, groups, scores, cfg.aggregations)
             by_n[name] = bon_by_n(problems, groups, cfg.n, scores)["prm"]
+            # Where the verifier labels the candidates (toy): does the response score rank an error-free
+            # response above a flawed one of the same problem? (A pooled step AUC can be high without it.)
+            within[name] = {agg: within_problem_auc([[(aggregate(scores[r.response_id], agg), r.true_first_error) for r in rs]
+                                                     for rs in groups.values()]) for agg in cfg.aggregations}
             # A response cut to fit max_length is scored on its first steps only; one with no step
             # left scores -inf (never picked). Counted, in the metrics and the summary, never silent.
             truncated[name] = {"truncated_responses": sum(cut),
@@ -186,7 +191,8 @@ def main() -> None:
                       "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
         write_jsonl(a.scores, rows)
         m = {"problems": len(groups), "responses": len(responses), "n": cfg.n, "results": results, "by_n": by_n_rows(by_n),
-             "scorer_max_length": scorer_max_length, "truncation": truncated}
+             "scorer_max_length": scorer_max_length, "truncation": truncated,
+             "within_problem_auc": within}
         write_json(a.metrics, m)
         run.metrics(m)
         run.artifact(a.metrics)

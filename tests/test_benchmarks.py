@@ -28,20 +28,3 @@ def test_summarise_mean_and_t_interval_per_source_and_steps():
     one = s["judge"]["f1_heldout"]  # one seed: the value, no interval
     assert one["mean"] == 40.0 and math.isnan(one["lo"]) and math.isnan(one["hi"])
     assert summarise(results, 8000)["oracle"]["step_auc_heldout"]["mean"] == 0.99
-
-
-def test_within_problem_auc_compares_responses_of_the_same_problem_only():
-    from types import SimpleNamespace as R
-
-    from benchmarks.bench_prm_budget import within_problem_auc
-
-    groups = {"p1": [R(response_id="a", true_first_error=-1), R(response_id="b", true_first_error=1),
-                     R(response_id="c", true_first_error=0), R(response_id="x", true_first_error=None)],
-              "p2": [R(response_id="d", true_first_error=-1), R(response_id="e", true_first_error=2)],
-              "p3": [R(response_id="f", true_first_error=-1)]}  # no flawed response: no pair
-    scores = {"a": [0.9, 0.5], "b": [0.9, 0.4], "c": [0.5, 0.9], "x": [0.0],  # unlabelled x: no pair
-              "d": [0.1, 0.2], "e": [0.9, 0.9, 0.3], "f": [0.0]}
-    # pairs by lowest step score: p1 a 0.5 vs b 0.4 (win), a 0.5 vs c 0.5 (tie: half); p2 d 0.1 vs e 0.3 (loss).
-    # A pooled AUC would also pair p2's d with p1's b and c; within problems: 1.5 of 3.
-    assert within_problem_auc(groups, scores) == 0.5
-    assert within_problem_auc({"p3": groups["p3"]}, scores) is None

@@ -1,4 +1,5 @@
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from prmlab.metrics import (
     processbench_scores,
     rm_at_k,
     step_auc,
+    within_problem_auc,
 )
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -96,3 +98,13 @@ def test_rm_maj_on_real_qwen_responses():
     assert res[8][2] >= res[4][2] >= res[2][2]
     # Hand-checked on the first problem: all 8 responses answer 420 and are correct.
     assert rows[0]["pred"] == ["420"] * 8 and maj_at_k(rows[0]["pred"], rows[0]["score"], 8)
+
+
+def test_within_problem_auc_compares_responses_of_the_same_problem_only():
+    # (score, first error): p1 clean 0.5 vs flawed 0.4 (win) and 0.5 (tie: half); its unlabelled
+    # response (None) takes no part; p2 clean 0.1 vs flawed 0.3 (loss); p3 has no flawed response.
+    p1, p2, p3 = [(0.5, -1), (0.4, 1), (0.5, 0), (0.0, None)], [(0.1, -1), (0.3, 2)], [(0.0, -1)]
+    # A pooled AUC would also pair p2's 0.1 with p1's flawed 0.4 and 0.5; within problems: 1.5 of 3.
+    assert within_problem_auc([p1, p2, p3]) == 0.5
+    assert within_problem_auc([p3]) is None and within_problem_auc([]) is None
+    assert within_problem_auc([[(-math.inf, -1), (0.2, 0)]]) == 0.0  # an unscored response loses

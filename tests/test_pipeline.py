@@ -177,6 +177,9 @@ def test_dvc_plots_render_from_the_reports_data(ran):
     bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())
     assert [r["n"] for r in bon["by_n"]] == sorted({r["n"] for r in curve})
     assert all(r["lo"] <= r["accuracy"] <= r["hi"] for r in curve)
+    # each PRM's within-problem AUC per aggregation, in [0, 1] (None only where no problem has both kinds)
+    assert set(bon["within_problem_auc"]) == set(bon["results"]) - {"baselines"}
+    assert all(v is None or 0 <= v <= 1 for by in bon["within_problem_auc"].values() for v in by.values())
 
 
 def test_dvc_plots_page_draws_every_plot_offline_in_a_real_browser(ran):

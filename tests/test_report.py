@@ -37,7 +37,8 @@ def _metrics(d):
                       "average": {"maj": 50.0, "pass": 100.0, "no_responses": 0.0}},
         "a": {"A": {"prm_product": 75.0, "problems": 2}, "average": {"prm_product": 75.0}}},
         "by_n": [{"n": 1, "maj": 25.0, "pass": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "pass": 75.0, "a": 50.0},
-                 {"n": 4, "maj": 50.0, "pass": 100.0, "a": 75.0}]}
+                 {"n": 4, "maj": 50.0, "pass": 100.0, "a": 75.0}],
+        "within_problem_auc": {"a": {"product": 0.75}}}
     bias = {"policy": {}, "prms": {"a": {"min_on_last_step_all": 40.0, "min_on_last_step_bon_selected": 50.0,
                                          "mean_relative_min_position": 0.5, "tie_share": 20.0,
                                          "relative_position_hist": [{"lo": 0.0, "hi": 0.5, "share": 0.4},
@@ -174,18 +175,20 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]
 
 
-@pytest.mark.parametrize(("oracle_bon", "auc", "flagged"),
-                         [(60.0, 0.9, True),    # below a random pick (62.5)
-                          (62.5, 0.9, True),    # equal to it: no better than chance
-                          (80.0, 0.62, True),   # above it, but steps barely separated
-                          (80.0, 0.85, False),  # learned its labels
-                          (80.0, None, False)])  # no step AUC: judged on Best-of-N alone
-def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon, auc, flagged):
+@pytest.mark.parametrize(("oracle_bon", "auc", "maj", "flagged"),
+                         [(60.0, 0.9, 50.0, True),    # below a random pick (62.5)
+                          (62.5, 0.9, 50.0, True),    # equal to it: no better than chance
+                          (80.0, 0.62, 50.0, True),   # above it, but steps barely separated
+                          (80.0, 0.9, 85.0, True),    # above chance, below maj@N: no better than voting
+                          (80.0, 0.85, 50.0, False),  # learned its labels
+                          (80.0, None, 50.0, False)])  # no step AUC: judged on Best-of-N alone
+def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon, auc, maj, flagged):
     from stages.report import headline
 
     pb = _metrics(tmp_path)
     bon = json.loads((tmp_path / "eval_bon.json").read_text())
     bon["results"]["baselines"]["average"]["random"] = 62.5
+    bon["results"]["baselines"]["average"]["maj"] = maj
     bon["results"]["oracle"] = {"A": {"prm_product": oracle_bon}, "average": {"prm_product": oracle_bon}}
     (tmp_path / "eval_bon.json").write_text(json.dumps(bon))
     pb["models"]["prm/oracle"] = pb["models"]["prm/a"] | {"step_auc": {"toy_tune": 0.99, "toy": auc, "heldout_average": auc}}
@@ -193,7 +196,7 @@ def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon,
     md = build(tmp_path, tmp_path / "figures")
     assert ("**Weak PRMs.**" in md) is flagged
     if flagged:
-        assert f"picks {oracle_bon:.1f}% against 62.5% for a random pick and 50.0% for maj@4" in md
+        assert f"picks {oracle_bon:.1f}% against 62.5% for a random pick and {maj:.1f}% for maj@4" in md
     # the held-out AUC, in the headline and in the ProcessBench table's last column; a PRM without one shows "-"
     assert headline(tmp_path)["processbench_step_auc"] == {"oracle": auc}
     assert ("| 0.620 |" in md) is (auc == 0.62) and "| prm/a |" in md
@@ -214,3 +217,12 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
                                       "f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3}, "kept": 71.5}
     # the paper profile: PRM800K is the human-label PRM; no toy consensus share
     assert study_metrics({"processbench_f1": {"mc_hard": 1.0, "prm800k": 2.0}}, [])["f1"] == {"mc_hard": 1.0, "prm800k": 2.0}
+
+
+def test_best_of_n_table_and_prm_results_carry_the_within_problem_auc(tmp_path):
+    from stages.report import prm_results
+
+    _metrics(tmp_path)
+    md = build(tmp_path, tmp_path / "figures")
+    assert "| a prm@4 (product) | 75 | - | 0.750 |" in md and "| maj@4 | 50 | - | - |" in md
+    assert prm_results(tmp_path)["a"]["eval.bon_within_problem_auc_product"] == 0.75

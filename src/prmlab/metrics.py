@@ -79,6 +79,20 @@ def step_auc(step_scores: Sequence[Sequence[float]], labels: Sequence[int]) -> f
     return (rank_sum - pos * (pos + 1) / 2) / (pos * neg)
 
 
+def within_problem_auc(problems: Sequence[Sequence[tuple[float, int | None]]]) -> float | None:
+    """Each problem's responses as (score, first error): the chance that an error-free response (-1)
+    scores above a flawed one (>= 0) of the same problem, ties counting half; a response without a
+    verifier label (None) takes no part. This is what Best-of-N needs: a step AUC pooled over problems
+    also rewards telling hard problems from easy ones, which picks nothing. None without a pair."""
+    wins = total = 0.0
+    for rs in problems:
+        clean = [s for s, e in rs if e == -1]
+        flawed = [s for s, e in rs if e is not None and e >= 0]
+        wins += sum((c > f) + 0.5 * (c == f) for c in clean for f in flawed)
+        total += len(clean) * len(flawed)
+    return wins / total if total else None
+
+
 def aggregate(step_scores: Sequence[float], how: str) -> float:
     """Response score from step scores: `product` (paper default), `min` or `last`."""
     if not step_scores:
