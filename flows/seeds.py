@@ -12,7 +12,7 @@ seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC
 then each experiment's `reports/findings.json` is read from its git ref, and
 `prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the mean
 within-seed bootstrap interval, and a verdict decided by the across-seed interval.
-Outputs: reports/seeds.md, reports/seeds.json (wall time included). The workspace is left on the
+Outputs: reports/seeds.md, reports/seeds.json (the commit whose study they cover, wall time included). The workspace is left on the
 last seed's results: `git checkout -- . && dvc checkout` returns to the committed study.
 """
 
@@ -73,15 +73,16 @@ def collect(project_dir: str, names: list[str]) -> dict[str, list[dict]]:
     return out
 
 
-def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None) -> list[dict]:
+def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None, commit: str) -> list[dict]:
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
     agg = aggregate_seeds(per_seed)
     root = Path(project_dir)
-    write_json(root / "reports" / "seeds.json", {"runs": sorted(per_seed), "wall_seconds": seconds, "findings": agg})
+    write_json(root / "reports" / "seeds.json", {"commit": commit, "runs": sorted(per_seed), "wall_seconds": seconds,
+                                                 "findings": agg})
     md = ["# The study over several seeds", "",
-          f"Runs: {', '.join(sorted(per_seed))}"
+          f"The study of commit {commit} (seed 0 is its committed study); runs: {', '.join(sorted(per_seed))}"
           + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
           "Per estimate: the mean over seeds, a 95% t-interval across seeds (each seed its own world, samples and "
           "training), and the mean within-seed bootstrap interval (problem sampling only). The verdict follows the "
@@ -106,12 +107,15 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
     params = yaml.safe_load((Path(project_dir) / "params.yaml").read_text())
     names = [f"seed-{k}" for k in range(seeds)]
+    # The commit whose study seed 0 is: a later study makes these seeds stale, and the files say which one they cover.
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=project_dir, capture_output=True, text=True,
+                            check=True).stdout.strip()
     t0 = time.monotonic()
     if not aggregate_only:
         for k in range(seeds):
             run_seed(k, project_dir, seed_overrides(params, k))
     seconds = None if aggregate_only else time.monotonic() - t0
-    return write_aggregate(project_dir, collect(project_dir, names), seconds)
+    return write_aggregate(project_dir, collect(project_dir, names), seconds, commit)
 
 
 def main() -> None:

@@ -240,7 +240,8 @@ def summary_section(recs: list[dict]) -> list[str]:
             f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
             f"{counts.get('not reproduced', 0)} not reproduced, {counts.get('inconclusive', 0)} inconclusive "
             "(95% bootstrap intervals, one seed; the paper's quotes, the tests and the interval widths are under "
-            "\"Findings in detail\" below, the spread over seeds in reports/seeds.md).", "",
+            "\"Findings in detail\" below; the spread over seeds is reports/seeds.md once `make study-seeds SEEDS=3` has "
+            "run on this study: it names the commit whose study it covers).", "",
             table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), mark(f["verdict"])] for f in recs]),
             ""]
 
@@ -583,7 +584,7 @@ def build(mdir: Path, figdir: Path, run=None, profile: str = "toy", sources: lis
            "order of floating-point sums, so another machine trains other weights from the same data "
            "(benchmarks/bench_determinism.py). Every PRM figure (F1, Best-of-N accuracy, where the lowest score sits) "
            "therefore moves between machines; the verdicts are meant to hold within the across-seed intervals of "
-           "reports/seeds.md, not to repeat to the digit.", ""]
+           "reports/seeds.md (when it covers this study's commit), not to repeat to the digit.", ""]
     if findings_json is not None:
         write_json(findings_json, {"n_boot": n_boot, "findings": recs})
     def precision(f: dict) -> str:

@@ -486,7 +486,8 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(ran):
     try:
         p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(ran)], ran, timeout=1500)
         agg = json.loads((ran / "reports" / "seeds.json").read_text())
-        assert agg["runs"] == ["seed-0", "seed-1"] and agg["wall_seconds"] > 0
+        head = run(["git", "rev-parse", "--short", "HEAD"], ran).stdout.strip()  # the study the seeds cover
+        assert agg["runs"] == ["seed-0", "seed-1"] and agg["wall_seconds"] > 0 and agg["commit"] == head
         ids = {f["id"] for f in agg["findings"]}
         # (the tiny toy ProcessBench may be empty, so only the label and Best-of-N findings are sure to exist)
         assert {"consensus", "inflation"} <= ids, ids
@@ -495,7 +496,7 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(ran):
             # an estimate a seed could not make (e.g. an empty tiny subset) is aggregated over the seeds that have it
             assert all(1 <= e["seeds"] == len(e["points"]) <= 2 for e in f["estimates"].values())
         assert any(e["seeds"] == 2 for f in agg["findings"] for e in f["estimates"].values())
-        assert "95% across seeds" in (ran / "reports" / "seeds.md").read_text()
+        assert "95% across seeds" in (ran / "reports" / "seeds.md").read_text() and f"commit {head}" in (ran / "reports" / "seeds.md").read_text()
         shown = json.loads(run(["dvc", "exp", "show", "--json"], ran).stdout)
         revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
         assert revs["seed-1"]["data"]["params"]["params.yaml"]["data"]["toy"]["seed"] == 1
