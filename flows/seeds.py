@@ -2,6 +2,7 @@
 
     python -m flows.seeds --seeds 3          # make study-seeds: seeds 0, 1, 2
     python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the experiments and rewrite the aggregate
+    python -m flows.seeds --seeds 3 --only 1           # one seed now (a CPU study is ~80 min), aggregate once all exist
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
 the toy ProcessBench), so seed 0 is the committed study (DVC restores it from its run cache) and
@@ -46,6 +47,8 @@ def seed_overrides(params: dict, k: int) -> list[str]:
 def run_seed(k: int, project_dir: str, overrides: list[str]) -> str:
     log = get_run_logger()
     name = f"seed-{k}"
+    if name in experiments(project_dir):  # from an earlier study: replaced, never mixed into this one's aggregate
+        subprocess.run([_dvc(), "exp", "remove", name], cwd=project_dir, capture_output=True, text=True, check=True)
     proc = subprocess.run([_dvc(), "exp", "run", "-n", name, *overrides], cwd=project_dir,
                           capture_output=True, text=True)
     for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
@@ -55,34 +58,46 @@ def run_seed(k: int, project_dir: str, overrides: list[str]) -> str:
     return name
 
 
-def collect(project_dir: str, names: list[str]) -> dict[str, list[dict]]:
-    """Experiment name -> its reports/findings.json records, read from the experiment's commit
-    (DVC keeps each experiment as a git ref, refs/exps/.../<name>; the file is git-tracked)."""
+def experiments(project_dir: str) -> dict[str, str]:
+    """DVC experiment name -> its commit (DVC keeps each experiment as a git ref, refs/exps/.../<name>)."""
     refs = subprocess.run(["git", "for-each-ref", "refs/exps", "--format=%(refname) %(objectname)"], cwd=project_dir,
                           capture_output=True, text=True, check=True).stdout.split("\n")
-    sha = {ref.rsplit("/", 1)[-1]: obj for ref, obj in (line.split() for line in refs if line.strip())}
-    out = {}
+    return {ref.rsplit("/", 1)[-1]: obj for ref, obj in (line.split() for line in refs if line.strip())}
+
+
+def collect(project_dir: str, names: list[str]) -> tuple[dict[str, list[dict]], dict[str, str]]:
+    """Experiment name -> its reports/findings.json records (git-tracked, read from the experiment's commit),
+    and experiment name -> the commit it ran from."""
+    sha = experiments(project_dir)
+    out, base = {}, {}
     for name in names:
         if name not in sha:
             raise RuntimeError(f"no DVC experiment named {name} (see `dvc exp show`)")
+        # the commit the experiment ran from: the study it is a seed of (seeds run in several sessions may differ)
+        base[name] = subprocess.run(["git", "rev-parse", "--short", f"{sha[name]}^"], cwd=project_dir,
+                                    capture_output=True, text=True, check=True).stdout.strip()
         text = subprocess.run(["git", "show", f"{sha[name]}:reports/findings.json"], cwd=project_dir,
                               capture_output=True, text=True)
         if text.returncode != 0:
             raise RuntimeError(f"experiment {name} has no reports/findings.json: {text.stderr.strip()}")
         out[name] = json.loads(text.stdout)["findings"]
-    return out
+    return out, base
 
 
-def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None, commit: str) -> list[dict]:
+def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None,
+                    base: dict[str, str]) -> list[dict]:
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
     agg = aggregate_seeds(per_seed)
     root = Path(project_dir)
-    write_json(root / "reports" / "seeds.json", {"commit": commit, "runs": sorted(per_seed), "wall_seconds": seconds,
-                                                 "findings": agg})
+    commits = sorted(set(base.values()))
+    write_json(root / "reports" / "seeds.json", {"commit": commits[0] if len(commits) == 1 else commits, "runs": base,
+                                                 "wall_seconds": seconds, "findings": agg})
     md = ["# The study over several seeds", "",
-          f"The study of commit {commit} (seed 0 is its committed study); runs: {', '.join(sorted(per_seed))}"
+          (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
+           "Seeds run from different commits: " + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
+          + f"; runs: {', '.join(sorted(per_seed))}"
           + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
           "Per estimate: the mean over seeds, a 95% t-interval across seeds (each seed its own world, samples and "
           "training), and the mean within-seed bootstrap interval (problem sampling only). The verdict follows the "
@@ -100,22 +115,30 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
 
 
 @flow(name="prmlab-seeds", log_prints=True)
-def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = False) -> list[dict]:
+def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = False,
+                only: list[int] | None = None) -> list[dict]:
     import yaml
 
     if seeds < 2:
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
     params = yaml.safe_load((Path(project_dir) / "params.yaml").read_text())
     names = [f"seed-{k}" for k in range(seeds)]
-    # The commit whose study seed 0 is: a later study makes these seeds stale, and the files say which one they cover.
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=project_dir, capture_output=True, text=True,
-                            check=True).stdout.strip()
+    if only is not None:  # a few seeds now (one full CPU study is ~80 min), the aggregate once all exist
+        for k in only:
+            run_seed(k, project_dir, seed_overrides(params, k))
+        missing = sorted(set(names) - set(experiments(project_dir)))
+        if missing:
+            print(f"ran {', '.join(f'seed-{k}' for k in only)}; the aggregate waits for {', '.join(missing)} "
+                  f"(python -m flows.seeds --seeds {seeds} --only K)")
+            return []
+        aggregate_only = True
     t0 = time.monotonic()
     if not aggregate_only:
         for k in range(seeds):
             run_seed(k, project_dir, seed_overrides(params, k))
     seconds = None if aggregate_only else time.monotonic() - t0
-    return write_aggregate(project_dir, collect(project_dir, names), seconds, commit)
+    per_seed, base = collect(project_dir, names)
+    return write_aggregate(project_dir, per_seed, seconds, base)
 
 
 def main() -> None:
@@ -123,8 +146,9 @@ def main() -> None:
     ap.add_argument("--project-dir", default=".")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--aggregate-only", action="store_true")
+    ap.add_argument("--only", type=int, nargs="+", help="run just these seeds; aggregate when seeds 0..N-1 all exist")
     a = ap.parse_args()
-    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only)
+    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only, only=a.only)
     for f in agg:
         print(f"{f['verdict']:>15}  {f['claim']}")
 
