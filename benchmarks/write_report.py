@@ -39,20 +39,6 @@ def gpu_bootstrap() -> list[str]:
             "not bit-identical to CPU's |"]
 
 
-def long_study(default: dict, long: dict) -> list[str]:
-    """The default study beside `make study-long` (6x the training problems), stage by stage, and
-    where each lands on issue #19's PRM targets (from the headline each run wrote)."""
-    md = ["## The default study and `make study-long`, per stage (`benchmarks/bench_repro.py --in-place`)", "",
-          f"`study-long` is `make study-long`'s settings (commit `{long['commit']}`). "
-          + (f"**How it was measured.** {long['note']}" if long.get("note") else ""), "",
-          "| stage | default (s) | study-long (s) |", "|---|---|---|"]
-    md += [f"| {s} | {default['stages'].get(s, {}).get('seconds', float('nan')):.1f} | {v['seconds']:.1f} |"
-           for s, v in long["stages"].items() if not s.startswith(("bootstrap", "train_judge"))]
-    md += [f"| **total** | **{_study_minutes(default):.1f} min** | **{_study_minutes(long):.1f} min** |", "",
-           "Where each lands on issue #19's targets: the next table.", ""]
-    return md
-
-
 def prm_budget(b: dict) -> list[str]:
     """What the oracle PRM needs, in minutes (benchmarks/bench_prm_budget.py)."""
     md = ["## What a PRM needs to learn exact labels (`benchmarks/bench_prm_budget.py`)", "",
@@ -99,7 +85,7 @@ def prm_seeds(b: dict) -> list[str]:
         r0 = runs[0]
         kept = next((r["examples"] for r in runs if r["source"] == "consensus"), None)
         md += [f"## PRMs over training seeds at {int(steps):,} optimizer steps (`benchmarks/bench_prm_seeds.py`)", "",
-               f"Each source's PRM trained again from the policy on `make study-long`'s labels ("
+               f"Each source's PRM trained again from the policy on session 11's `study-long` labels ("
                f"{max(r['examples'] for r in runs):,} responses, 960 problems x 6"
                + (f"; consensus keeps {kept:,}" if kept else "")
                + f"), {int(steps):,} optimizer steps at batch 16, one PRM per seed; only the "
@@ -138,7 +124,7 @@ def _f1_order_ok(f1: dict) -> bool:
 
 
 def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: dict | None) -> list[str]:
-    """Issue #19's PRM targets against minutes: the default study, `make study-long`, and the PRMs
+    """Issue #19's PRM targets against minutes: the default study, session 11's `study-long`, and the PRMs
     retrained over seeds (bench_prm_seeds), each budget's cells computed from the JSON files."""
     md = ["## Issue #19's PRM targets against minutes", "",
           "Each row one training budget; a cell gives the measured value and whether the target is met (the oracle PRM "
@@ -154,7 +140,8 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
                f"({_ok(lab['consensus'] > max(lab['judge'], lab['mc']))}).", ""]
     md += ["| budget | minutes | PRM F1 order (oracle first, MC last) | oracle Best-of-8 vs random / maj@8 | oracle step AUC >= 0.8 |",
            "|---|---|---|---|---|"]
-    for name, r in ((default.get("label", "default `make repro`"), default), ("`make study-long` (~2,900 steps), one run", long)):
+    old = f"session 11's `study-long` (commit {long['commit']}, 960 x 6, ~2,900 steps, no hard problems), one run" if long else ""
+    for name, r in ((default.get("label", "default `make repro`"), default), (old, long)):
         if not r:
             continue
         hh = r.get("headline") or {}
@@ -275,8 +262,6 @@ def main() -> None:
                *gpu_bootstrap(),
                f"| peak memory of any stage | {peak:.2f} GiB | < 8 GiB | {_ok(peak < 8)} |",
                f"| no-op `dvc repro` (median of {len(r['noop_repro_seconds_all'])}) | {noop:.1f} s | < 10 s | {_ok(noop < 10)} |", ""]
-    if repro and long:
-        md += long_study(repro, long)
     if repro:
         md += targets_table(repro, long, seeds, budget)
     if budget:
