@@ -121,7 +121,10 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
 
     if seeds < 2:
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
-    params = yaml.safe_load((Path(project_dir) / "params.yaml").read_text())
+    # The committed params, not the workspace's: a previous `dvc exp run` leaves its seed's values there, and
+    # seeds shifted from those would repeat that seed under another name.
+    params = yaml.safe_load(subprocess.run(["git", "show", "HEAD:params.yaml"], cwd=project_dir, capture_output=True,
+                                           text=True, check=True).stdout)
     names = [f"seed-{k}" for k in range(seeds)]
     if only is not None:  # a few seeds now (one full CPU study is ~80 min), the aggregate once all exist
         for k in only:
