@@ -27,8 +27,6 @@ import os
 import time
 from pathlib import Path
 
-from prmlab.metrics import within_problem_auc
-
 
 def parse_budget(s: str) -> tuple[int, int, int]:
     """'960x6:3000' -> (960 problems, 6 responses each, 3000 optimizer steps)."""
@@ -63,11 +61,6 @@ def eval_draw(toy, n: int, mix: bool = False):
     return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *difficulty(toy, mix))
 
 
-def within_auc(groups: dict, scores: dict) -> float | None:
-    """prmlab.metrics.within_problem_auc of each response's lowest step score."""
-    return within_problem_auc([[(min(scores[r.response_id]), r.true_first_error) for r in rs] for rs in groups.values()])
-
-
 def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
     """Responses (cached with the seconds they took), shard by shard as the sample stage draws them."""
     from prmlab.io import read_jsonl, write_jsonl
@@ -93,7 +86,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8, overall and on
     normal and hard problems apart, with the within-problem response AUC."""
     from prmlab.prm import make_scorer
-    from stages.eval_bon import bon_table, group
+    from stages.eval_bon import bon_table, bon_within_auc, group
     from stages.eval_processbench import eval_prm
 
     questions = {p.id: p.question for p in eval_probs}
@@ -105,7 +98,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     bon = bon_table({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])["average"]
     out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
            "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
-           "within_problem_auc": within_auc(groups, bon_scores),
+           "within_problem_auc": bon_within_auc(groups, bon_scores, "min"),
            "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
            "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
     for kind in ("normal", "hard"):
@@ -114,7 +107,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
             b = bon_table(probs, groups, bon_scores, ["product", "min"])["average"]
             sub = {pid: groups.get(pid, []) for pid in probs}
             out[kind] = {"problems": len(probs), "product": b["prm_product"], "min": b["prm_min"], "random": b["random"],
-                         "maj": b["maj"], "pass": b["pass"], "within_problem_auc": within_auc(sub, bon_scores)}
+                         "maj": b["maj"], "pass": b["pass"], "within_problem_auc": bon_within_auc(sub, bon_scores, "min")}
     return out
 
 

@@ -97,6 +97,14 @@ def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
     return table
 
 
+def bon_within_auc(groups: dict[str, list[Response]], scores: dict[str, list[float]], agg: str) -> float | None:
+    """metrics.within_problem_auc of each candidate's `agg` score against its verifier label (toy): does the
+    response score rank an error-free response above a flawed one of the same problem? (A pooled step AUC
+    can be high without it.)"""
+    return within_problem_auc([[(aggregate(scores[r.response_id], agg), r.true_first_error) for r in rs]
+                               for rs in groups.values()])
+
+
 def n_values(n: int) -> list[int]:
     """The N of the Best-of-N curve: powers of two up to n, and n itself (so the curve ends at Table 6's N)."""
     ns = [1 << k for k in range(n.bit_length()) if 1 << k <= n]
@@ -179,10 +187,7 @@ def main() -> None:
             scores = {r.response_id: s for r, s in zip(responses, sc)}
             results[name] = bon_table(problems, groups, scores, cfg.aggregations)
             by_n[name] = bon_by_n(problems, groups, cfg.n, scores)["prm"]
-            # Where the verifier labels the candidates (toy): does the response score rank an error-free
-            # response above a flawed one of the same problem? (A pooled step AUC can be high without it.)
-            within[name] = {agg: within_problem_auc([[(aggregate(scores[r.response_id], agg), r.true_first_error) for r in rs]
-                                                     for rs in groups.values()]) for agg in cfg.aggregations}
+            within[name] = {agg: bon_within_auc(groups, scores, agg) for agg in cfg.aggregations}
             # A response cut to fit max_length is scored on its first steps only; one with no step
             # left scores -inf (never picked). Counted, in the metrics and the summary, never silent.
             truncated[name] = {"truncated_responses": sum(cut),
