@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prmlab.io import read_jsonl, write_json, write_jsonl
-from prmlab.metrics import aggregate, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
+from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
 from prmlab.params import ParamsError, check, load_params
 from prmlab.preflight import check_model
 from prmlab.records import Problem, Response
@@ -86,8 +86,7 @@ def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
         if scores is None:
             continue
         for agg in aggregations:
-            vals = [aggregate(scores[r.response_id], agg) for r in rs]
-            best = max(range(len(rs)), key=lambda j: (vals[j], -j))
+            best = best_of_n([scores[r.response_id] for r in rs], agg)
             per[bench][f"prm_{agg}"].append(float(rs[best].correct))
             if rs[best].true_first_error is not None:
                 per[bench][f"prm_{agg}_process_verified"].append(float(rs[best].correct and rs[best].true_first_error == -1))

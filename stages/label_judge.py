@@ -56,7 +56,8 @@ class LabelJudgeConfig:
 
 
 def main() -> None:
-    from stages._common import fail, fingerprint, parse_args, set_threads, sharded
+    from prmlab.io import fingerprint, sharded
+    from stages._common import fail, parse_args, set_threads
 
     a = parse_args("LLM-as-a-judge step labels", problems="problems JSONL", samples="responses JSONL",
                    out="labels JSONL", metrics="metrics JSON")

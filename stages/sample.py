@@ -89,7 +89,8 @@ def main() -> None:
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     a = ap.parse_args()
-    from stages._common import fail, fingerprint, set_threads, sharded
+    from prmlab.io import fingerprint, sharded
+    from stages._common import fail, set_threads
 
     try:
         cfg = load_params(a.section, SampleConfig, a.params)

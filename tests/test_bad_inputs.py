@@ -176,16 +176,16 @@ def _params(tmp_path: Path, **sections) -> Path:
 
 
 PARAM_CASES = [
-    ("mc-temperature-negative", "stages.label_mc:LabelMCConfig", "label_mc", {"temperature": -0.5},
+    ("mc-temperature-negative", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": -0.5},
      "label_mc.temperature must be >= 0, got -0.5"),
-    ("mc-k-zero", "stages.label_mc:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
+    ("mc-k-zero", "prmlab.labeling:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
     ("judge-max-tokens-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
      "label_judge.max_tokens must be >= 1, got 0"),
     ("judge-top-k-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"top_k": 0},
      "label_judge.top_k must be -1 (off) or >= 1, got 0"),
     ("pb-top-p-zero", "stages.build_processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
-    ("mc-temperature-string", "stages.label_mc:LabelMCConfig", "label_mc", {"temperature": "hot"},
+    ("mc-temperature-string", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a number, got str 'hot'"),
     # issue #30: checks that named a bare field, and values that silently changed a metric's meaning
     ("policy-batch-size-zero", "prmlab.generation:BackendConfig", "policy", {"batch_size": 0},

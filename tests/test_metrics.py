@@ -7,6 +7,7 @@ import pytest
 from prmlab.metrics import (
     aggregate,
     argmin_position,
+    best_of_n,
     best_threshold,
     first_below,
     harmonic,
@@ -14,7 +15,6 @@ from prmlab.metrics import (
     majority_index,
     pass_at_k,
     processbench_scores,
-    rm_at_k,
     step_auc,
     within_problem_auc,
 )
@@ -70,7 +70,9 @@ def test_bon_tie_rules():
     assert majority_index(answers) == 0  # 3 and 4 tie at two votes; "3" was seen first
     assert maj_at_k(["3", "4", "4"], [False, True, True], 3) is True
     assert maj_at_k([None, None], [True, True], 2) is False
-    assert rm_at_k([0.5, 0.9, 0.9], [False, False, True], 3) is False  # tie -> earliest
+    assert best_of_n([[0.5], [0.9], [0.9]], "last") == 1  # tie -> earliest
+    assert best_of_n([[0.9, 0.5], [0.6, 0.8]], "product") == 1 and best_of_n([[0.9, 0.5], [0.6, 0.8]], "min") == 1
+    assert best_of_n([[], [0.1]], "min") == 1  # an unscored response is never picked
     assert pass_at_k([False, True], 1) is False and pass_at_k([False, True], 2) is True
 
 
@@ -88,7 +90,7 @@ def test_rm_maj_on_real_qwen_responses():
             preds, correct = r["pred"], r["score"]
             scores = [s[-1] for s in r["pred_score"]]
             maj += maj_at_k(preds, correct, k)
-            rm += rm_at_k(scores, correct, k)
+            rm += correct[best_of_n([[s] for s in scores[:k]], "last")]
             pas += pass_at_k(correct, k)
         res[k] = (maj, rm, pas)
     # k=1: all three methods pick the first response.

@@ -59,6 +59,7 @@ def test_missing_key(tmp_path):
 
 def section_configs():
     from prmlab.generation import BackendConfig
+    from prmlab.labeling import LabelMCConfig
     from prmlab.params import ProfileConfig
     from stages.analyze_bias import AnalyzeBiasConfig
     from stages.bootstrap import ToyModelsConfig
@@ -67,7 +68,6 @@ def section_configs():
     from stages.eval_processbench import EvalPBConfig
     from stages.inputs import RealConfig
     from stages.label_judge import LabelJudgeConfig
-    from stages.label_mc import LabelMCConfig
     from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
     from stages.toy_human import ToyHumanConfig

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from prmlab.metrics import aggregate, argmin_position, mean, processbench_scores
+from prmlab.metrics import argmin_position, best_of_n, mean, processbench_scores
 from prmlab.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
@@ -85,8 +85,7 @@ def _bon_groups(rows: list[dict]) -> dict[str, dict[str, list[dict]]]:
 
 
 def pick(rs: list[dict], how: str = "product") -> dict:
-    vals = [aggregate(r["step_scores"], how) for r in rs]
-    return rs[max(range(len(rs)), key=lambda j: (vals[j], -j))]
+    return rs[best_of_n([r["step_scores"] for r in rs], how)]
 
 
 def _fmt_ci(x: float, lo: float, hi: float) -> str:

@@ -7,16 +7,20 @@ response, so its soft label is the response's own correctness. `binary` search (
 finds the first hard-negative step in O(log n) prefixes, assuming prefix correctness is monotone.
 Either way a prefix that several responses share is estimated once (`_Rollouts`).
 
-All functions here are pure over records and an injected `Generator`; the stages do the files.
+The label functions are pure over records and an injected `Generator`; `prepare_mc` and `label_mc` are
+stage label_mc's core (prmlab.stage runs them).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import time
 from dataclasses import dataclass
+from typing import Literal
 
-from prmlab.generation import Generator, Sampling
+from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
 from prmlab.grading import is_equivalent
+from prmlab.io import DataError, ShardWriter, fingerprint, read_jsonl, sharded
+from prmlab.params import check
 from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
 from prmlab.steps import extract_answer, join_steps
@@ -260,4 +264,106 @@ def audit(responses: list[Response], first_errors: dict[str, int | None]) -> dic
     }
 
 
-ProgressFn = Callable[[int], None]
+@dataclass(frozen=True)
+class LabelMCConfig:
+    k: int = 8
+    temperature: float = 0.7
+    top_p: float = 0.8
+    top_k: int = -1
+    max_tokens: int = 1024
+    threshold: float = 0.0
+    search: Literal["exhaustive", "binary"] = "exhaustive"
+    compare_sample: int = 64  # binary mode: responses also labelled exhaustively for the comparison
+    shard_size: int = 64  # responses per shard
+    seed: int = 0
+
+    def __post_init__(self):
+        check(self.k >= 1, "label_mc.k must be >= 1")
+        check(0 <= self.threshold < 1, "label_mc.threshold must be in [0, 1)")
+        check(self.shard_size >= 1 and self.compare_sample >= 0, "label_mc.shard_size >= 1, compare_sample >= 0")
+        check_sampling("label_mc", self.sampling, n="k")
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        return Sampling(n=self.k, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
+def label_responses(gen, problems: dict[str, Problem], responses: list[Response], cfg: LabelMCConfig,
+                    stats: MCStats, shard: int = 0) -> list[MCLabel]:
+    fn = mc_binary if cfg.search == "binary" else mc_exhaustive
+    return fn(gen, problems, responses, cfg.sampling(shard), cfg.threshold, stats)
+
+
+def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[dict[str, Problem], list[Response]]:
+    """Stage label_mc's and label_judge's inputs, cross-checked before any model loads: the problems (by id)
+    and the responses, each of which must name a known problem (with a gold answer, for MC rollouts)."""
+    from prmlab.preflight import check_backend
+
+    check_backend("policy" if need_gold else "judge", backend)
+    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
+    responses = read_jsonl(a.samples, Response)
+    missing = sorted({r.problem_id for r in responses} - set(problems))
+    if missing:
+        raise DataError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
+    no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer}) if need_gold else []
+    if no_gold:
+        raise DataError(f"{a.problems}: field 'gold_answer' is null for problem(s) {no_gold[:5]}, "
+                        "which MC rollouts are graded against")
+    return problems, responses
+
+
+def prepare_mc(a, cfg: dict) -> tuple[dict[str, Problem], list[Response]]:
+    return read_labelling_inputs(a, cfg["policy"], need_gold=True)
+
+
+def label_mc(a, cfg: dict, data, run):
+    """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes)."""
+    from prmlab import generation, grading
+    from prmlab import labeling as this
+    from prmlab.generation import make_generator
+    from prmlab.preflight import code_version, model_identity
+    from prmlab.stage import Done
+    from prmlab.tracking import md5_path
+
+    c, bcfg = cfg["label_mc"], cfg["policy"]
+    problems, responses = data
+    stats = MCStats()
+    t0 = time.monotonic()
+    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
+    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
+    writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(this, generation, grading)))
+    with make_generator(bcfg) as gen:
+        labels = sharded(responses, c.shard_size, writer, lambda i, chunk: label_responses(gen, problems, chunk, c, stats, i),
+                         "label_mc", unit="responses", cls=MCLabel)
+        writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
+        seconds = time.monotonic() - t0
+        # The metrics file holds what the labels determine, so a resumed run writes the same file as an
+        # uninterrupted one; what depends on this run (shards redone, time, tokens) goes to MLflow only.
+        m = {"responses": len(labels), "rollouts": sum(lab.rollouts for lab in labels),
+             "first_error_share": sum(lab.first_error != -1 for lab in labels) / max(len(labels), 1),
+             # A rollout cut by max_tokens / max_model_len reaches no answer and counts as failing: a
+             # length limit too tight for the policy turns correct steps into MC first errors.
+             "truncated_rollouts": sum(lab.truncated for lab in labels),
+             "responses_with_truncated_rollouts": sum(lab.truncated > 0 for lab in labels)}
+        if c.search == "exhaustive":  # what labelling each response's prefixes apart would have cost
+            m["rollouts_unshared"] = c.k * sum(len(r.steps) - 1 for r in responses)
+        this_run = {"rollouts_this_run": stats.rollouts, "shared_prefixes_this_run": stats.shared_prefixes,
+                    "empty_rollouts_this_run": stats.empty_rollouts, "generated_tokens_this_run": stats.generated_tokens,
+                    "seconds": seconds, "tokens_per_second": stats.generated_tokens / seconds if seconds else 0.0}
+        if c.search == "binary" and c.compare_sample:
+            sub = responses[: c.compare_sample]
+            ex = mc_exhaustive(gen, problems, sub, c.sampling(10**6), c.threshold, MCStats())
+            bin_fe = {lab.response_id: lab.first_error for lab in labels}
+            ex_roll = sum(e.rollouts for e in ex)
+            bin_roll = sum(lab.rollouts for lab in labels if lab.response_id in {e.response_id for e in ex})
+            m.update(binary_vs_exhaustive_agreement=sum(bin_fe[e.response_id] == e.first_error for e in ex) / len(ex),
+                     binary_rollouts_saved_share=1 - bin_roll / max(ex_roll, 1), compared_responses=len(ex))
+    if m["truncated_rollouts"]:  # each counts as failing: a too-tight limit makes false MC first errors
+        print(f"[label_mc] warning: {m['truncated_rollouts']} rollouts hit label_mc.max_tokens or policy.max_model_len "
+              "and count as failing; raise them if the policy's answers need more room", flush=True)
+    shared = f", {m['rollouts_unshared']} without shared prefixes" if "rollouts_unshared" in m else ""
+    return Done(m, f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({c.search}, k={c.k}{shared}), "
+                   f"{m['truncated_rollouts']} rollouts cut by a length limit (in {m['responses_with_truncated_rollouts']} "
+                   f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run; label quality: "
+                   "stage consensus", logged=this_run)

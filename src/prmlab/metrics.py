@@ -124,10 +124,11 @@ def maj_at_k(answers: Sequence[str | None], correct: Sequence[bool], k: int) -> 
     return i is not None and bool(correct[i])
 
 
-def rm_at_k(scores: Sequence[float], correct: Sequence[bool], k: int) -> bool:
-    sc = list(scores[:k])
-    i = max(range(len(sc)), key=lambda j: (sc[j], -j))  # ties -> earliest
-    return bool(correct[i])
+def best_of_n(step_scores: Sequence[Sequence[float]], how: str = "product") -> int:
+    """Index of the response a reward model picks among N: the top `aggregate` score; ties go to the
+    earliest (a response with no scored step scores -inf, never picked over one with a score)."""
+    vals = [aggregate(s, how) for s in step_scores]
+    return max(range(len(vals)), key=lambda j: (vals[j], -j))
 
 
 def pass_at_k(correct: Sequence[bool], k: int) -> bool:
@@ -170,8 +171,7 @@ def min_position_stats(rows: list[dict], bins: int) -> dict:
         rel_all.append(rel)
         hist[min(int(rel * bins), bins - 1)] += 1
     for rs in by_problem.values():
-        vals = [aggregate(r["step_scores"], "product") for r in rs]
-        best = rs[max(range(len(rs)), key=lambda j: (vals[j], -j))]
+        best = rs[best_of_n([r["step_scores"] for r in rs])]
         if len(best["step_scores"]) > 1:
             i, _ = argmin_position(best["step_scores"])
             last_sel.append(float(i == len(best["step_scores"]) - 1))

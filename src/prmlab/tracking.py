@@ -103,6 +103,10 @@ class StageRun:
         elif p.exists():
             self._mlflow.log_artifact(str(p), artifact_path=subdir)
 
+    def params(self, values: dict[str, Any]) -> None:
+        """More params, known only once the stage has read its inputs (e.g. the PRMs an eval scores)."""
+        self._mlflow.log_params({k: _loggable(v) for k, v in flatten(values).items()})
+
     def figure(self, fig, name: str) -> None:
         self._mlflow.log_figure(fig, name)
 

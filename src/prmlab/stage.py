@@ -1,0 +1,117 @@
+"""The one stage runner: every DVC stage's `main()` is a `run_stage(...)` call over a core in this library.
+
+A stage declares its name, its paths (each a `--name PATH` option: paths live in dvc.yaml only), its params
+sections (frozen dataclasses), a `prepare(a, cfg)` that reads and cross-checks its inputs before any model
+loads, and a `core(a, cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
+The runner owns the rest, once for every stage:
+
+  argument parsing  ->  params loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics
+  written atomically, metrics logged  ->  the one summary line
+
+Bad params or data (ParamsError, DataError: messages that name the params key, or the file, line and field)
+end as one line `[stage] error: ...` and exit 2, never a traceback, wherever they are raised. Other
+exceptions are bugs or environment failures and keep their traceback.
+
+Example (a whole stage module's main):
+
+    def main() -> None:
+        run_stage("label_mc", __doc__, paths={"problems": "problems JSONL", "samples": "responses JSONL",
+                  "out": "labels JSONL", "metrics": "metrics JSON"},
+                  sections={"label_mc": LabelMCConfig, "policy": BackendConfig},
+                  prepare=prepare_mc, core=label_mc, inputs=["problems", "samples"], torch=True)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Done:
+    """What a stage core hands back to the runner."""
+
+    metrics: dict[str, Any] = field(default_factory=dict)  # --metrics file (if the stage has one) and MLflow
+    summary: str = ""  # the stage's closing line
+    # path -> rows (a list: JSONL) or an object (JSON), written atomically by the runner, then logged
+    outputs: dict[str, Any] = field(default_factory=dict)
+    logged: dict[str, Any] = field(default_factory=dict)  # this run only (time, rates): MLflow, not the file
+    artifacts: list[str] = field(default_factory=list)  # more files or folders to log to the run
+    file_only: list[str] = field(default_factory=list)  # metrics keys kept out of MLflow (too many keys)
+
+
+def fail(stage: str, err: Exception) -> None:
+    print(f"[{stage}] error: {err}", file=sys.stderr)
+    sys.exit(2)
+
+
+def set_threads() -> None:
+    """Torch on every core; and no per-load "Loading weights" bar from transformers (a stage loads
+    models many times; its own progress lines say what it is doing)."""
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    torch.set_num_threads(max(1, os.cpu_count() or 1))
+
+
+def parse(description: str, paths: dict[str, Any], argv: list[str] | None = None) -> argparse.Namespace:
+    """Each entry of `paths` is a `--name` option: a help text (required; "?help": optional; "*help":
+    repeatable, a list) or a dict of argparse keywords. Plus --params (default $PRMLAB_PARAMS or params.yaml)."""
+    ap = argparse.ArgumentParser(description=description.strip().splitlines()[0] if description else None)
+    for name, spec in paths.items():
+        flag = f"--{name.replace('_', '-')}"
+        if isinstance(spec, dict):
+            ap.add_argument(flag, dest=name, **spec)
+        elif spec.startswith("*"):
+            ap.add_argument(flag, dest=name, action="append", default=[], help=spec[1:])
+        else:
+            ap.add_argument(flag, dest=name, required=not spec.startswith("?"), help=spec.lstrip("?"))
+    ap.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"), help="params file")
+    return ap.parse_args(argv)
+
+
+def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Callable[..., Done],
+              sections: dict[str, type] | None = None, prepare: Callable[..., Any] | None = None,
+              inputs: list[str] = (), tags: dict[str, str] | None = None, torch: bool = False,
+              worker: Callable[..., None] | None = None, argv: list[str] | None = None) -> None:
+    """Run one stage (see the module docstring). `name` and section names may hold `{option}` fields,
+    filled from the options (`train_prm@{source}`); `inputs` names the options whose files the MLflow run
+    records by digest; `torch` sets torch's threads before the core; `worker(a, cfg, data)` runs instead
+    of the core in a process of `accelerate launch` other than the main one, which records nothing."""
+    from prmlab.io import DataError, write_json, write_jsonl
+    from prmlab.params import ParamsError, load_params
+    from prmlab.tracking import stage_run, summary
+
+    a = parse(description, paths, argv)
+    name = name.format(**vars(a))
+    try:
+        cfg = {s.format(**vars(a)): load_params(s.format(**vars(a)), cls, a.params) for s, cls in (sections or {}).items()}
+        data = prepare(a, cfg) if prepare else None
+    except (ParamsError, DataError, ValueError) as e:  # prepare validates: its ValueErrors are bad input
+        fail(name, e)
+    if torch:
+        set_threads()
+    if worker is not None:
+        from prmlab.training import is_main_process
+
+        if not is_main_process():
+            worker(a, cfg, data)
+            return
+    try:
+        with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags) as run:
+            done = core(a, cfg, data, run)
+            for path, obj in done.outputs.items():
+                (write_jsonl if isinstance(obj, list) else write_json)(path, obj)
+            if getattr(a, "metrics", None):
+                write_json(a.metrics, done.metrics)
+            run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
+            for path in [*done.outputs, *([a.metrics] if getattr(a, "metrics", None) else []), *done.artifacts]:
+                run.artifact(path)
+    except (ParamsError, DataError) as e:
+        fail(name, e)
+    summary(name, done.summary)
