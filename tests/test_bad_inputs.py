@@ -186,7 +186,7 @@ PARAM_CASES = [
     ("pb-top-p-zero", "stages.build_processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
     ("mc-temperature-string", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
-     "label_mc.temperature: expected a number, got str 'hot'"),
+     "label_mc.temperature: expected a finite number, got string 'hot'"),
     # issue #30: checks that named a bare field, and values that silently changed a metric's meaning
     ("policy-batch-size-zero", "prmlab.generation:BackendConfig", "policy", {"batch_size": 0},
      "policy.batch_size must be > 0"),

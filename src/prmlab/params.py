@@ -13,12 +13,13 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
-import types
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
+
+from prmlab.records import RecordError, typed
 
 C = TypeVar("C")
 DEFAULT_PARAMS = "params.yaml"
@@ -46,55 +47,14 @@ def read_params(path: str | Path | None = None) -> dict[str, Any]:
 
 
 def _type_ok(value: Any, tp: Any, key: str) -> Any:
-    """Check (and lightly coerce: int -> float) `value` against a type hint; return the value."""
-    origin = typing.get_origin(tp)
-    if tp is Any:
-        return value
-    if origin in (typing.Union, types.UnionType):
-        errors = []
-        for arm in typing.get_args(tp):
-            try:
-                return _type_ok(value, arm, key)
-            except ParamsError as e:
-                errors.append(str(e))
-        raise ParamsError(f"{key}: {value!r} matches none of {tp}")
-    if tp is type(None):
-        if value is None:
-            return None
-        raise ParamsError(f"{key}: expected null, got {value!r}")
-    if origin is typing.Literal:
-        if value in typing.get_args(tp):
-            return value
-        raise ParamsError(f"{key}: {value!r} is not one of {list(typing.get_args(tp))}")
-    if origin in (list, tuple):
-        if not isinstance(value, list):
-            raise ParamsError(f"{key}: expected a list, got {type(value).__name__} {value!r}")
-        (arm,) = typing.get_args(tp)[:1] or (Any,)
-        return [_type_ok(v, arm, f"{key}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise ParamsError(f"{key}: expected a mapping, got {type(value).__name__}")
-        kt, vt = typing.get_args(tp) or (Any, Any)
-        return {_type_ok(k, kt, key): _type_ok(v, vt, f"{key}.{k}") for k, v in value.items()}
-    if tp is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise ParamsError(f"{key}: expected a number, got {type(value).__name__} {value!r}")
-    if tp is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ParamsError(f"{key}: expected an integer, got {type(value).__name__} {value!r}")
-    if tp is bool:
-        if isinstance(value, bool):
-            return value
-        raise ParamsError(f"{key}: expected true/false, got {value!r}")
-    if tp is str:
-        if isinstance(value, str):
-            return value
-        raise ParamsError(f"{key}: expected a string, got {type(value).__name__} {value!r}")
+    """`value` checked against a type hint by the records' checker (ints made floats where a float is
+    wanted); a nested config dataclass is read by from_mapping."""
     if dataclasses.is_dataclass(tp):
         return from_mapping(tp, value, key)
-    raise ParamsError(f"{key}: unsupported config type {tp}")
+    try:
+        return typed(key, value, tp, coerce=True, field=False)
+    except RecordError as e:
+        raise ParamsError(str(e)) from None
 
 
 def from_mapping(cls: type[C], data: Any, section: str) -> C:

@@ -20,42 +20,62 @@ class RecordError(ValueError):
     out of range); the message names the field, the reader adds the file and line."""
 
 
-def _type_error(name: str, value: Any, tp: Any) -> str | None:
-    """Why `value` is not a `tp` (None if it is). Strict JSON types: `"false"` is not a bool, `true`
-    is not an int, a string is not a list of steps (iterating it would make every character a step)."""
+def typed(key: str, value: Any, tp: Any, coerce: bool = False, field: bool = True) -> Any:
+    """`value` checked against the type hint `tp`, the one type check of records and params (prmlab.params):
+    strict JSON types (`"false"` is not a bool, `true` is not an int, a string is not a list of steps:
+    iterating it would make every character a step; a float is finite). Returns the value, its ints made
+    floats where `tp` wants a float if `coerce` (params: `lr: 1` means 1.0). Raises RecordError naming
+    `key` (as "field 'key'" if `field`, else bare: params keys read `section.key`)."""
+    def bad(what: str) -> RecordError:
+        return RecordError(f"{name}: {what}")
+
+    name = f"field '{key}'" if field else key
+
     origin = typing.get_origin(tp)
     if tp is Any:
-        return None
+        return value
     if origin in (typing.Union, types.UnionType):
         arms = typing.get_args(tp)
-        if any(_type_error(name, value, a) is None for a in arms):
-            return None
-        return f"field '{name}': expected {' or '.join(_tname(a) for a in arms)}, got {_jname(value)} {value!r:.60}"
+        for arm in arms:
+            try:
+                return typed(key, value, arm, coerce, field)
+            except RecordError:
+                pass
+        raise bad(f"expected {' or '.join(_tname(a) for a in arms)}, got {_jname(value)} {value!r:.60}")
     if tp is type(None):
-        return None if value is None else f"field '{name}': expected null, got {value!r:.60}"
-    if origin is list:
-        if not isinstance(value, list):
-            return f"field '{name}': expected a list, got {_jname(value)} {value!r:.60}"
-        (arm,) = typing.get_args(tp) or (Any,)
-        for i, v in enumerate(value):
-            err = _type_error(f"{name}[{i}]", v, arm)
-            if err:
-                return err
+        if value is not None:
+            raise bad(f"expected null, got {value!r:.60}")
         return None
+    if origin is typing.Literal:
+        if value not in typing.get_args(tp):
+            raise bad(f"{value!r} is not one of {list(typing.get_args(tp))}")
+        return value
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise bad(f"expected a list, got {_jname(value)} {value!r:.60}")
+        (arm,) = typing.get_args(tp)[:1] or (Any,)
+        return [typed(f"{key}[{i}]", v, arm, coerce, field) for i, v in enumerate(value)]
     if origin is dict:
-        return None if isinstance(value, dict) else f"field '{name}': expected an object, got {_jname(value)}"
+        if not isinstance(value, dict):
+            raise bad(f"expected {'an object' if field else 'a mapping'}, got {_jname(value)}")
+        kt, vt = typing.get_args(tp) or (Any, Any)
+        return {typed(key, k, kt, coerce, field): typed(f"{key}.{k}", v, vt, coerce, field) for k, v in value.items()}
     ok = {bool: lambda v: isinstance(v, bool),
           int: lambda v: isinstance(v, int) and not isinstance(v, bool),
           float: lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v),
-          str: lambda v: isinstance(v, str)}[tp](value)
-    return None if ok else f"field '{name}': expected {_tname(tp)}, got {_jname(value)} {value!r:.60}"
+          str: lambda v: isinstance(v, str)}
+    if tp not in ok:
+        raise bad(f"unsupported type {tp}")
+    if not ok[tp](value):
+        raise bad(f"expected {_tname(tp)}, got {_jname(value)} {value!r:.60}")
+    return float(value) if coerce and tp is float else value
 
 
 def _tname(tp: Any) -> str:
     if typing.get_origin(tp) is list:
         return f"a list of {_tname(typing.get_args(tp)[0])}" if typing.get_args(tp) else "a list"
     return {bool: "true/false", int: "an integer", float: "a finite number", str: "a string",
-            type(None): "null"}.get(tp, str(tp))
+            type(None): "null"}.get(tp, getattr(tp, "__name__", str(tp)))
 
 
 def _jname(v: Any) -> str:
@@ -93,9 +113,7 @@ class Record:
         hints = typing.get_type_hints(cls)
         for f in fields(cls):
             if f.name in d:
-                err = _type_error(f.name, d[f.name], hints[f.name])
-                if err:
-                    raise RecordError(err)
+                typed(f.name, d[f.name], hints[f.name])
         rec = cls(**d)
         rec.validate()
         return rec

@@ -307,9 +307,6 @@ class Progress:
                 flush=True,
             )
 
-    def elapsed(self) -> float:
-        return time.monotonic() - self.t0
-
 
 def summary(stage: str, text: str) -> None:
     """The one-line summary every stage ends with."""
