@@ -250,7 +250,9 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
             assert r.data.metrics, r.info.run_name
         assert client.list_artifacts(r.info.run_id), r.info.run_name
     mc = next(r for r in children if r.info.run_name == "label_mc")
-    assert mc.data.params["label_mc.k"] == "2" and "audit/first_error_accuracy" in mc.data.metrics
+    assert mc.data.params["label_mc.k"] == "2" and "first_error_share" in mc.data.metrics
+    # the labels' audit against the toy verifier: once, in consensus's run (issue #28)
+    assert "audit/mc/first_error_accuracy" in next(r for r in children if r.info.run_name == "consensus").data.metrics
     assert any(k.startswith("dep.") for k in mc.data.tags)
     assert [i.dataset.name for i in mc.inputs.dataset_inputs] == ["data/problems/train.jsonl", "data/samples/train.jsonl"]
     # The report names the commit and the run each stage's numbers came from.
