@@ -1,6 +1,5 @@
-from pathlib import Path
-
 import pytest
+from conftest import need_data
 
 from prmlab.data import (
     BON_BENCHMARKS,
@@ -13,18 +12,11 @@ from prmlab.data import (
 from prmlab.grading import is_equivalent
 from prmlab.io import DataError, read_json
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 pytestmark = pytest.mark.realdata
 
 
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"real data not found at {path} (see ../shared/data/README.md)")
-    return path
-
-
 def test_all_processbench_cases_load():
-    root = need(DATA / "processbench")
+    root = need_data("processbench")
     sizes = {s: len(load_processbench(s, str(root))) for s in PROCESSBENCH_SUBSETS}
     assert sizes == {"gsm8k": 400, "math": 1000, "olympiadbench": 1000, "omnimath": 1000}
     items = load_processbench("gsm8k", str(root))
@@ -43,7 +35,7 @@ SIZES = {"gsm8k": 1319, "minerva_math": 272, "gaokao2023en": 385, "olympiadbench
 def test_benchmarks_map_to_problems_with_parsing_gold(name):
     from math_verify import parse
 
-    probs = load_benchmark(name, need(DATA / BENCH_FILES[name]))
+    probs = load_benchmark(name, need_data(BENCH_FILES[name]))
     assert len(probs) == SIZES[name]
     assert all(p.question for p in probs)
     no_gold = sum(p.gold_answer is None for p in probs)
@@ -58,7 +50,7 @@ def test_benchmarks_map_to_problems_with_parsing_gold(name):
 
 
 def test_gsm8k_gold_is_the_number_after_hashes():
-    probs = load_benchmark("gsm8k", need(DATA / "bon_benchmarks/gsm8k/test.jsonl"))
+    probs = load_benchmark("gsm8k", need_data("bon_benchmarks/gsm8k/test.jsonl"))
     assert probs[0].gold_answer == "18"
 
 
@@ -72,16 +64,16 @@ def test_bad_rows_name_file_and_line(tmp_path):
 
 
 def test_math_folders_read_the_original_layout_with_gold_from_the_last_boxed():
-    test = load_benchmark("math", need(DATA / "bon_benchmarks/math/test"))
+    test = load_benchmark("math", need_data("bon_benchmarks/math/test"))
     by_id = {p.id: p for p in test}
     # MATH500's rows are MATH test files (its unique_id is the file path): same problem, same gold.
-    for row in load_benchmark("math500", need(DATA / "math500/test_first100.jsonl"))[:20]:
+    for row in load_benchmark("math500", need_data("math500/test_first100.jsonl"))[:20]:
         uid = row.id.removeprefix("math500-test/").removesuffix(".json")
         twin = by_id[f"math-{uid}"]
         assert twin.question == row.question
         assert is_equivalent(row.gold_answer, twin.gold_answer), (uid, row.gold_answer, twin.gold_answer)
-    train = load_benchmark("math_train", need(DATA / "train/math_train"))
-    openr = {d["problem"]: d["final_answer"] for d in read_json(need(DATA / "train/openr_math_train_problems_answers.json"))}
+    train = load_benchmark("math_train", need_data("train/math_train"))
+    openr = {d["problem"]: d["final_answer"] for d in read_json(need_data("train/openr_math_train_problems_answers.json"))}
     # OpenR's list keeps the boxed content unstripped; stripped, it differs only at algebra/1397 ("{17}.").
     # (Two solutions end in an empty \\boxed{}: no gold on either side; the stages count and skip them.)
     differ = [p.id for p in train if (openr.get(p.question) or "").strip() != (p.gold_answer or "")]
@@ -102,9 +94,9 @@ def test_dedup_drops_training_problems_that_are_evaluation_problems_and_counts_t
 
 def test_real_train_sets_share_no_problem_with_the_evaluation_sets_after_dedup():
     """On the real files: how many GSM8K/MATH train problems are evaluation problems (printed), none kept."""
-    train = load_benchmark("gsm8k_train", need(DATA / "train/gsm8k_train.jsonl"))
-    evals = {"gsm8k": [p.question for p in load_benchmark("gsm8k", need(DATA / "bon_benchmarks/gsm8k/test.jsonl"))],
-             "processbench_gsm8k": [i.problem for i in load_processbench("gsm8k", str(need(DATA / "processbench")))]}
+    train = load_benchmark("gsm8k_train", need_data("train/gsm8k_train.jsonl"))
+    evals = {"gsm8k": [p.question for p in load_benchmark("gsm8k", need_data("bon_benchmarks/gsm8k/test.jsonl"))],
+             "processbench_gsm8k": [i.problem for i in load_processbench("gsm8k", str(need_data("processbench")))]}
     kept, counts = dedup(train, evals)
     print("gsm8k_train dedup:", counts)
     keys = {normalise(t) for ts in evals.values() for t in ts}

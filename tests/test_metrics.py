@@ -1,8 +1,8 @@
 import json
 import math
-from pathlib import Path
 
 import pytest
+from conftest import need_data
 
 from prmlab.metrics import (
     aggregate,
@@ -18,8 +18,6 @@ from prmlab.metrics import (
     step_auc,
     within_problem_auc,
 )
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @pytest.mark.parametrize("err,ok,f1", [(72.0, 96.4, 82.4), (68.0, 90.4, 77.6), (55.7, 85.5, 67.5), (55.2, 83.0, 66.3)])
@@ -78,9 +76,7 @@ def test_bon_tie_rules():
 
 @pytest.mark.realdata
 def test_rm_maj_on_real_qwen_responses():
-    path = DATA / "qwen_rm_maj_example" / "math_cot_100.jsonl"
-    if not path.exists():
-        pytest.skip(f"real data not found at {path} (see ../shared/data/README.md)")
+    path = need_data("qwen_rm_maj_example/math_cot_100.jsonl")
     rows = [json.loads(line) for line in path.open()]
     assert len(rows) == 100
     res = {}

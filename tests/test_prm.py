@@ -246,6 +246,7 @@ def test_scorer_dtype_passes_through(trained_prm, toy):
     assert max(abs(a - b) for s, t in zip(ref, got) for a, b in zip(s, t)) < 0.05  # same model, coarser numbers
 
 
+@pytest.mark.slow
 def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
     """README's scale-out path, on CPU: `accelerate launch` with the repo's configs runs train_prm as 2
     processes (gloo), 2 examples each per step, data parallel (DDP) and sharded (FSDP2), and gets the loss
