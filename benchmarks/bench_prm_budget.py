@@ -139,10 +139,9 @@ def main() -> None:
     from prmlab.io import write_json
     from prmlab.labeling import build_training_sets
     from prmlab.params import load_params
-    from prmlab.toy.world import make_problems
+    from prmlab.toy.world import ToyWorldConfig, make_problems
     from stages._common import set_threads
     from stages.eval_processbench import EvalPBConfig
-    from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig, train
 

@@ -46,7 +46,7 @@ def new_project(d: Path, params: dict) -> Path:
 
 def tiny_toy_config():
     from prmlab.toy.lm import ModelDims
-    from stages.bootstrap import ToyModelsConfig
+    from prmlab.toy.recipes import ToyModelsConfig
 
     dims = ModelDims(hidden_size=64, num_layers=2, num_heads=2, num_kv_heads=1, intermediate_size=128,
                      max_position_embeddings=8192)
@@ -58,17 +58,18 @@ def tiny_toy_config():
 def toy(tmp_path_factory):
     """A tiny bootstrap: problems/ and models/{base,policy,judge} in a temp folder (seconds)."""
     from prmlab.io import write_jsonl
-    from stages.bootstrap import run_toy
-    from stages.problems import ToyWorldConfig, world_problems
-    from stages.train_judge import Shared, ToyJudgeConfig, run_judge
+    from prmlab.prompts import load_template
+    from prmlab.toy.recipes import ToyJudgeConfig, train_base_and_policy, train_judge_model
+    from prmlab.toy.world import ToyWorldConfig, world_problems
 
     d = tmp_path_factory.mktemp("toy")
     for split, items in world_problems(ToyWorldConfig(n_train=6, n_eval=4, n_processbench=12)).items():
         write_jsonl(d / "problems" / f"{split}.jsonl", items)
     models = d / "models"
-    metrics = run_toy(tiny_toy_config(), models)
-    metrics |= run_judge(ToyJudgeConfig(corpus=150, steps=10, batch_size=16, max_tokens=48), Shared(eval_problems=8),
-                         models / "base", models / "policy", models / "judge")
+    metrics = train_base_and_policy(tiny_toy_config(), ToyWorldConfig(), models)
+    metrics |= train_judge_model(ToyJudgeConfig(corpus=150, steps=10, batch_size=16, max_tokens=48), tiny_toy_config(),
+                                 ToyWorldConfig(), models / "base", models / "policy", models / "judge", "critic",
+                                 load_template("critic"))
     return {"dir": d, "policy": str(models / "policy"), "judge": str(models / "judge"),
             "problems": d / "problems", "metrics": metrics}
 

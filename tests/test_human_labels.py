@@ -198,4 +198,4 @@ def test_human_data_stage_converts_dedups_and_counts(tmp_path):
                           "--eval-texts", str(texts), "--out", str(out), "--metrics", str(metrics)],
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
-    assert bad.stderr.startswith(f"[human_data] error: {path}:1: not a math_shepherd row: a prm800k row")
+    assert bad.stderr.startswith(f"[human_data@math_shepherd] error: {path}:1: not a math_shepherd row: a prm800k row")

@@ -58,20 +58,19 @@ def test_missing_key(tmp_path):
 
 
 def section_configs():
+    from prmlab.data import RealConfig
     from prmlab.generation import BackendConfig
     from prmlab.labeling import LabelMCConfig
     from prmlab.params import ProfileConfig
+    from prmlab.toy.annotators import ToyHumanConfig
+    from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig
+    from prmlab.toy.world import ToyWorldConfig
     from stages.analyze_bias import AnalyzeBiasConfig
-    from stages.bootstrap import ToyModelsConfig
     from stages.build_processbench import BuildPBConfig
     from stages.eval_bon import EvalBoNConfig
     from stages.eval_processbench import EvalPBConfig
-    from stages.inputs import RealConfig
     from stages.label_judge import LabelJudgeConfig
-    from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
-    from stages.toy_human import ToyHumanConfig
-    from stages.train_judge import ToyJudgeConfig
     from stages.train_prm import TrainPRMConfig
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,

@@ -11,15 +11,15 @@ pytestmark = pytest.mark.slow
 
 def _setup():
     from prmlab.params import load_params
-    from prmlab.toy.recipes import WorldShape, training_problems
-    from stages.bootstrap import ToyModelsConfig
+    from prmlab.toy.recipes import ToyModelsConfig, training_problems
+    from prmlab.toy.world import ToyWorldConfig
 
     for role in ("base", "policy", "judge"):
         if not (ROOT / "models" / role / "model.safetensors").exists():
             pytest.fail(f"models/{role} is missing: the toy checkpoints are committed (dvc repro -f bootstrap@toy train_judge@toy)")
     cfg = load_params("toy_models", ToyModelsConfig, ROOT / "params.yaml")
     # 150 held-out problems bootstrap never trained on
-    return cfg, training_problems(cfg.seed, WorldShape(), 0, 0, cfg.eval_problems)["heldout"][:150]
+    return cfg, training_problems(cfg.seed, ToyWorldConfig(), 0, 0, cfg.eval_problems)["heldout"][:150]
 
 
 def test_committed_policy_errs_in_band_with_right_answers_through_wrong_steps():
@@ -35,8 +35,7 @@ def test_committed_policy_errs_in_band_with_right_answers_through_wrong_steps():
 def test_committed_judge_beats_always_answering_no_error():
     from prmlab.params import load_params
     from prmlab.prompts import load_template
-    from prmlab.toy.recipes import measure_judge, measure_policy
-    from stages.train_judge import ToyJudgeConfig
+    from prmlab.toy.recipes import ToyJudgeConfig, measure_judge, measure_policy
 
     cfg, problems = _setup()
     jcfg = load_params("toy_judge", ToyJudgeConfig, ROOT / "params.yaml")

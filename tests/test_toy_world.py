@@ -1,3 +1,4 @@
+import os
 import random
 
 import pytest
@@ -69,6 +70,31 @@ def test_tokenizer_round_trip_and_step_token():
     assert tok.convert_ids_to_tokens(tok.encode("12")) == ["1", "2"]  # digits stay single tokens
     chat = tok.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False, add_generation_prompt=True)
     assert chat == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_tokenizer_is_the_committed_one_whatever_the_prompts_say(tmp_path):
+    """Issue #28: bootstrap@toy's tokenizer learns from prompt texts frozen in prmlab/toy/tokenizer_corpus.json,
+    never from the prompt files, so rewording a prompt keeps the committed models valid: with every prompt
+    file reworded, bootstrap's corpus still builds the committed models' tokenizer, byte for byte."""
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    pkg = tmp_path / "src" / "prmlab"  # a copy of the library, in a fresh process: every way of reading a prompt sees it
+    shutil.copytree(ROOT / "src" / "prmlab", pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in (pkg / "prompts").glob("*.txt"):
+        f.write_text("Reworded. " + f.read_text(encoding="utf-8"), encoding="utf-8")
+    build = ("import sys; from prmlab.params import load_params as L; from prmlab.toy import recipes as r, world as w; "
+             "from prmlab.toy.tokenizer import build_tokenizer; c = L('toy_models', r.ToyModelsConfig, sys.argv[1]); "
+             "probs = r.training_problems(c.seed, L('toy', w.ToyWorldConfig, sys.argv[1]), c.corpus, 0, c.eval_problems); "
+             "build_tokenizer(r.tokenizer_corpus(probs['corpus']), c.vocab_size).save_pretrained(sys.argv[2])")  # as bootstrap does
+    p = subprocess.run([sys.executable, "-c", build, str(ROOT / "params.yaml"), str(tmp_path / "tok")],
+                       env={**os.environ, "PYTHONPATH": str(tmp_path / "src")}, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        assert (tmp_path / "tok" / name).read_bytes() == (ROOT / "models" / "base" / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("steps,checks", [

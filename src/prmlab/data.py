@@ -10,6 +10,9 @@ original layout, one JSON file per problem under `<split>/<subject>/<n>.json` (g
 
 `dedup` drops training problems whose normalised text equals any evaluation problem's, so no
 ProcessBench or Best-of-N problem leaks into PRM training data.
+
+`real_inputs` is stage inputs@real's core (prmlab.stage runs it), params `real` (RealConfig); `read_real`
+reads and checks everything it writes first.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 import ast
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prmlab.io import DataError, iter_jsonl, read_json
+from prmlab.params import check
 from prmlab.records import Problem, ProcessBenchItem
 from prmlab.steps import extract_answer, last_boxed
 
@@ -191,3 +196,91 @@ def stratified_head(items: list[ProcessBenchItem], k: int) -> list[ProcessBenchI
     n_err = min(n_err, len(err))
     keep = {id(i) for i in err[:n_err] + ok[: k - n_err]}
     return [i for i in items if id(i) in keep]
+
+
+@dataclass(frozen=True)
+class RealConfig:
+    """`name: path` of benchmark files or MATH folders (names as above), and ProcessBench's source."""
+
+    train: dict[str, str] = field(default_factory=dict)
+    eval: dict[str, str] = field(default_factory=dict)
+    processbench: str = "hub:Qwen/ProcessBench"
+    max_train: int = 0  # 0: all
+    max_per_benchmark: int = 0  # 0: all
+    dedup: bool = True
+
+    def __post_init__(self):
+        check(bool(self.train), "real.train must name at least one training set")
+        check(bool(self.eval), "real.eval must name at least one Best-of-N benchmark")
+        check(self.max_train >= 0 and self.max_per_benchmark >= 0, "real.max_train, real.max_per_benchmark must be >= 0")
+
+    def check_paths(self) -> None:
+        """Every file named exists (checked by the stage, so the params load anywhere)."""
+        for sec in ("train", "eval"):
+            for name, path in getattr(self, sec).items():
+                check(Path(path).exists(), f"real.{sec}.{name}: {path} not found")
+        if not self.processbench.startswith("hub:"):
+            check(Path(self.processbench).is_dir(), f"real.processbench: folder {self.processbench} not found")
+
+
+def real_problems(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list], dict]:
+    """Problems per split (train deduplicated against every evaluation set), ProcessBench items, and
+    every evaluation set's problem texts ({set name: texts}, uncapped)."""
+    evals: list[Problem] = []
+    counts: dict = {}
+    for name, path in cfg.eval.items():
+        rows = load_benchmark(name, path)
+        counts[f"eval_{name}"] = len(rows)
+        evals += rows[: cfg.max_per_benchmark] if cfg.max_per_benchmark else rows
+    pb: list[ProcessBenchItem] = []
+    for s in subsets:
+        pb += load_processbench(s, cfg.processbench)
+    train: list[Problem] = []
+    for name, path in cfg.train.items():
+        rows = load_benchmark(name, path)
+        counts[f"train_{name}"] = len(rows)
+        train += rows
+    # Against the full benchmarks, not the capped ones: a capped run must not train on what a full one tests.
+    # Written out too (eval_texts.json): human_data@<source> drops released labels on these problems.
+    eval_texts = {name: [p.question for p in load_benchmark(name, path)] for name, path in cfg.eval.items()}
+    eval_texts |= {f"processbench_{s}": [i.problem for i in pb if i.subset == s] for s in subsets}
+    if cfg.dedup:
+        train, removed = dedup(train, eval_texts)
+        counts |= removed
+    if cfg.max_train:
+        train = train[: cfg.max_train]
+    counts |= {"train_problems": len(train), "eval_problems": len(evals), "processbench_items": len(pb),
+               "train_without_gold": sum(p.gold_answer is None for p in train),
+               "eval_without_gold": sum(p.gold_answer is None for p in evals)}
+    return {"train": train, "eval": evals, "processbench": pb, "eval_texts": eval_texts}, counts
+
+
+def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
+    """Stage inputs@real's checks (the files `real` names, human label sources, model folders), then real_problems."""
+    from prmlab.human_labels import check_profile_sources
+    from prmlab.preflight import check_model
+
+    cfg["real"].check_paths()
+    raw = check_profile_sources(a)
+    for role in ("policy", "judge"):  # a missing folder is named as such, never tried as a hub name
+        if cfg[role].backend != "openai":
+            check_model(f"{role}.model", cfg[role].model)
+    subsets = (raw.get("eval_processbench") or {}).get("subsets")
+    check(isinstance(subsets, list), "eval_processbench.subsets: expected the list of ProcessBench subsets to load")
+    return real_problems(cfg["real"], subsets)
+
+
+def real_inputs(a, cfg: dict, data: tuple[dict[str, list], dict], run):
+    """Stage inputs@real: what read_real read, and the manifests of the models params name."""
+    from prmlab.manifest import write_manifests
+    from prmlab.stage import Done
+
+    sets, m = data
+    manifests = write_manifests(a.manifests, {role: cfg[role].model for role in ("policy", "judge")})
+    m["models"] = {r: v["model"] + (" (local)" if v["local"] else "") for r, v in manifests.items()}
+    out = Path(a.problems_dir)
+    return Done(m, f"{m['train_problems']} training problems ({m.get('removed_total', 0)} removed as evaluation "
+                   f"problems), {m['eval_problems']} Best-of-N problems over {len(cfg['real'].eval)} benchmarks, "
+                   f"{m['processbench_items']} ProcessBench items; models: " + ", ".join(f"{r}={v}" for r, v in m["models"].items()),
+                outputs={out / "train.jsonl": sets["train"], out / "eval.jsonl": sets["eval"], a.processbench: sets["processbench"],
+                         out / "eval_texts.json": sets["eval_texts"]}, file_only=["models"])

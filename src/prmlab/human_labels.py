@@ -33,7 +33,8 @@ Conversion rules (each one a choice; where it comes from):
 Bad input (neither schema, a rating outside -1/0/1, a chosen index out of range, no step tag, a label
 that is not the input with its tags replaced) is a DataError naming the file, line and field.
 
-Run: python -m stages.human_data --source prm800k --file PATH --out data/human/prm800k.jsonl --metrics ...
+Stage human_data@<source> is `read_human` then `human_examples`, run by prmlab.stage:
+    python -m stages.human_data --source prm800k --file PATH --eval-texts data/problems/eval_texts.json --out data/human/prm800k.jsonl --metrics ...
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ from collections import Counter
 from pathlib import Path
 
 from prmlab.data import normalise
-from prmlab.io import DataError, iter_jsonl
-from prmlab.params import ParamsError
+from prmlab.io import DataError, iter_jsonl, read_json
+from prmlab.params import ParamsError, read_params
 from prmlab.records import PRMExample
 
 HUMAN_SOURCES = ("prm800k", "math_shepherd")
@@ -73,6 +74,13 @@ def check_sources(params: dict) -> None:
         if source in sources and source not in human:
             raise ParamsError(f"train_prm.sources names {source!r}, but params human_labels names no {source} file "
                               f"(human_labels: {{{source}: PATH}}; it is never fetched)")
+
+
+def check_profile_sources(a, cfg: dict | None = None) -> dict:
+    """check_sources on --params, by each profile's first stage (problems@toy, inputs@real); the params read."""
+    raw = read_params(a.params)
+    check_sources(raw)
+    return raw
 
 
 def _files(path: str | Path) -> list[Path]:
@@ -236,3 +244,29 @@ def drop_eval_problems(examples: list[PRMExample], eval_texts: dict[str, list[st
             removed[f"removed_{name}"] += 1
     removed["removed_total"] = len(examples) - len(kept)
     return kept, removed
+
+
+def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str, list[str]]]:
+    """Stage human_data's inputs: the --file converted (load_human) and the evaluation sets' problem texts."""
+    if a.source not in HUMAN_SOURCES:
+        raise ParamsError(f"human_labels: unknown source {a.source!r} (known: {list(HUMAN_SOURCES)})")
+    sets = read_json(a.eval_texts)
+    return *load_human(a.source, a.file), sets
+
+
+def human_examples(a, cfg: dict, data, run):
+    """Stage human_data@<source>: the converted examples minus those on an evaluation problem, and counts
+    of what was converted, skipped, cut and removed."""
+    from prmlab.stage import Done
+
+    examples, counts, sets = data
+    run.params({"source": a.source, "file": a.file})
+    run.tag("prmlab.source", a.source)
+    kept, removed = drop_eval_problems(examples, sets)
+    m = {**counts, "converted": counts["examples"], "converted_with_wrong_step": counts["with_wrong_step"], **removed,
+         "examples": len(kept), "with_wrong_step": sum(0 in ex.labels for ex in kept)}
+    skipped = {k: v for k, v in m.items() if k.startswith("skipped_") and v}
+    return Done(m, f"{m['rows']} rows -> {len(examples)} examples"
+                   + (f" (skipped: {', '.join(f'{k[8:]} {v}' for k, v in skipped.items())})" if skipped else "")
+                   + f"; {removed['removed_total']} share a problem with an evaluation set and were dropped; "
+                   f"{len(kept)} kept ({m['with_wrong_step']} with a wrong step) -> {a.out}", outputs={a.out: kept})

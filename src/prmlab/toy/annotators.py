@@ -13,15 +13,36 @@ bound):
   previous step (the other half).
 
     examples, counts = annotate(problems, seed=0, flawed_share=0.6, flaw_mix={"slip": 1.0}, noise=0.1)
+
+`toy_human_labels` is stage toy_human@toy's core (prmlab.stage runs it), with params `toy_human` (ToyHumanConfig).
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 
 from prmlab.labeling import labels_from_first_error
+from prmlab.params import check
 from prmlab.records import PRMExample, Problem
-from prmlab.toy.world import canonical_steps, make_flawed, sample_flaw_kind, verify
+from prmlab.toy.world import FLAW_KINDS, canonical_steps, make_flawed, sample_flaw_kind, verify
+
+
+@dataclass(frozen=True)
+class ToyHumanConfig:
+    n: int = 300
+    flawed_share: float = 0.6
+    flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.3, "operand": 0.3, "skip": 0.2,
+                                                                 "compensate": 0.1, "answer": 0.1})
+    noise: float = 0.1
+
+    def __post_init__(self):
+        check(self.n >= 1, "toy_human.n must be >= 1")
+        check(0 <= self.flawed_share <= 1, "toy_human.flawed_share must be in [0, 1]")
+        check(0 <= self.noise <= 1, "toy_human.noise must be in [0, 1]")
+        unknown = sorted(set(self.flaw_mix) - set(FLAW_KINDS))
+        check(not unknown and sum(self.flaw_mix.values()) > 0 and min(self.flaw_mix.values()) >= 0,
+              f"toy_human.flaw_mix: kinds of {list(FLAW_KINDS)} with weights >= 0, not all 0" + (f" (unknown {unknown})" if unknown else ""))
 
 
 def annotator_label(rng: random.Random, first_error: int, n_steps: int, noise: float) -> tuple[int, str | None]:
@@ -57,3 +78,27 @@ def annotate(problems: list[Problem], seed: int, flawed_share: float, flaw_mix: 
         labels = labels_from_first_error(len(steps), given)
         out.append(PRMExample(prompt=p.question, completions=steps[: len(labels)], labels=labels, response_id=p.id))
     return out, counts
+
+
+def read_eval_texts(a, cfg: dict) -> dict[str, list[str]]:
+    from prmlab.io import read_json
+
+    return read_json(a.eval_texts)
+
+
+def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
+    """Stage toy_human@toy: `toy_human.n` problems from their own stream (toy.seed * 1000 + 7) with the study's
+    difficulty mix, one annotated solution each, minus the problems an evaluation set holds."""
+    from prmlab.human_labels import drop_eval_problems
+    from prmlab.stage import Done
+
+    c, toy = cfg["toy_human"], cfg["toy"]
+    problems = toy.problems(7, c.n, "toy-human")
+    examples, counts = annotate(problems, toy.seed, c.flawed_share, c.flaw_mix, c.noise)
+    kept, removed = drop_eval_problems(examples, eval_texts)
+    m = {**counts, **removed, "examples": len(kept), "hard_problems": sum(bool(p.meta.get("hard")) for p in problems),
+         "with_wrong_step": sum(0 in ex.labels for ex in kept),
+         "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
+    return Done(m, f"{counts['solutions']} off-policy solutions ({counts['flawed']} flawed), annotator right on "
+                   f"{100 * m['label_accuracy']:.1f}% (noise {c.noise}); {removed['removed_total']} dropped as evaluation "
+                   f"problems; {len(kept)} examples -> {a.out}", outputs={a.out: kept})

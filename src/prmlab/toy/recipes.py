@@ -1,10 +1,11 @@
 """How the toy models are taught and measured: training problems, training pairs, measurements.
 
-Shared by stages bootstrap@toy (tokenizer, base, policy) and train_judge@toy (the judge, from the
-base). Every label here comes from the exact verifier (prmlab.toy.world), never from a generator's
-claim; the models never see the policy's own outputs in training.
+Stages bootstrap@toy (tokenizer, base, policy: `bootstrap_models`, params `toy_models`) and
+train_judge@toy (the judge, from the base: `train_judge`, params `toy_judge`) run here (prmlab.stage
+runs them). Every label here comes from the exact verifier (prmlab.toy.world), never from a
+generator's claim; the models never see the policy's own outputs in training.
 
-    probs = training_problems(seed=0, shape=WorldShape(), n_corpus=6000, n_judge=4000, n_heldout=300)
+    probs = training_problems(seed=0, world=ToyWorldConfig(), n_corpus=6000, n_judge=4000, n_heldout=300)
     pairs = policy_pairs(probs["corpus"], render, seed=0, flawed_share=0.95, flaw_mix={"slip": 1.0})
     m, steps = measure_policy("models/policy", probs["heldout"], temperature=0.7, seed=0)
     m |= measure_judge("models/judge", probs["heldout"], steps, "critic", template, max_tokens=256)
@@ -12,12 +13,18 @@ claim; the models never see the policy's own outputs in training.
 
 from __future__ import annotations
 
+import json
 import random
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from prmlab.params import check
 from prmlab.records import Problem
+from prmlab.toy.lm import ModelDims
 from prmlab.toy.world import (
+    FLAW_KINDS,
+    ToyWorldConfig,
     canonical_solution,
     check_steps,
     make_flawed,
@@ -28,18 +35,78 @@ from prmlab.toy.world import (
 
 
 @dataclass(frozen=True)
-class WorldShape:
-    """The problems' size (params `toy.min_steps`, `toy.max_steps`): the models train on the same."""
+class ToyModelsConfig:
+    seed: int = 0
+    vocab_size: int = 1024
+    policy: ModelDims = ModelDims()  # the base's (and so the policy's and judge's) dimensions
+    corpus: int = 6000       # problems the base and the policy learn from
+    base_steps: int = 6000   # the shared base LM, on canonical solutions only
+    policy_steps: int = 1500  # the policy: the base fine-tuned on solutions with habitual flaws
+    flawed_share: float = 0.95
+    flaw_mix: dict[str, float] = field(default_factory=lambda: {k: 1.0 for k in FLAW_KINDS})
+    batch_size: int = 8
+    lr: float = 0.002
+    eval_problems: int = 300
+    eval_temperature: float = 0.7
 
-    min_steps: int = 2
-    max_steps: int = 5
+    def __post_init__(self):
+        check(0 <= self.flawed_share < 1, "toy_models.flawed_share must be in [0, 1)")
+        unknown = set(self.flaw_mix) - set(FLAW_KINDS)
+        check(not unknown, f"toy_models.flaw_mix: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
+        check(all(v >= 0 for v in self.flaw_mix.values()) and sum(self.flaw_mix.values()) > 0,
+              "toy_models.flaw_mix: weights must be >= 0, not all 0")
+        for n in ("corpus", "batch_size", "eval_problems", "base_steps"):
+            check(getattr(self, n) > 0, f"toy_models.{n} must be > 0")
+        check(self.vocab_size >= 300, "toy_models.vocab_size must be >= 300 (256 bytes + specials + merges)")
 
 
-def training_problems(seed: int, shape: WorldShape, n_corpus: int, n_judge: int, n_heldout: int) -> dict[str, list[Problem]]:
+@dataclass(frozen=True)
+class ToyJudgeConfig:
+    corpus: int = 4000       # synthetic solutions to judge
+    steps: int = 3000
+    flawed_share: float = 0.7
+    # Random flaws (any value, any kind), a near_miss_share of them off by one: the judge must check.
+    flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.6, "operand": 0.1, "skip": 0.1, "compensate": 0.1,
+                                                                "answer": 0.1})
+    near_miss_share: float = 0.5
+    # {flaw kind: share}: that share of the flawed training solutions of that kind get a reply blind to it
+    # (e.g. {operand: 0.9}: the judge rarely checks quantities against the question), an LLM judge's
+    # systematic blind spot, so MC and the judge err in different places (issue #26). {}: none.
+    blind_spots: dict[str, float] = field(default_factory=dict)
+    batch_size: int = 8
+    lr: float = 0.002
+    max_tokens: int = 256    # the checks come first: about 16 tokens a paragraph
+
+    def __post_init__(self):
+        check(0 <= self.flawed_share < 1, "toy_judge.flawed_share must be in [0, 1)")
+        check(0 <= self.near_miss_share <= 1, "toy_judge.near_miss_share must be in [0, 1]")
+        unknown = set(self.flaw_mix) - set(FLAW_KINDS)
+        check(not unknown, f"toy_judge.flaw_mix: unknown flaw kind(s) {sorted(unknown)}; known: {list(FLAW_KINDS)}")
+        check(all(v >= 0 for v in self.flaw_mix.values()) and sum(self.flaw_mix.values()) > 0,
+              "toy_judge.flaw_mix: weights must be >= 0, not all 0")
+        check(set(self.blind_spots) <= set(FLAW_KINDS) and all(0 <= v <= 1 for v in self.blind_spots.values()),
+              f"toy_judge.blind_spots: {{flaw kind: share in [0, 1]}}, kinds of {list(FLAW_KINDS)}")
+        for n in ("corpus", "batch_size", "max_tokens"):
+            check(getattr(self, n) > 0, f"toy_judge.{n} must be > 0")
+
+
+def training_problems(seed: int, world: ToyWorldConfig, n_corpus: int, n_judge: int, n_heldout: int) -> dict[str, list[Problem]]:
     # Seeds seed*1000 + 4..6; stage problems@toy draws the study's splits from toy.seed*1000 + 1..3,
-    # so no two generator streams coincide whatever the two seeds are.
-    mk = lambda off, n, name: make_problems(seed * 1000 + off, n, f"toy-{name}", shape.min_steps, shape.max_steps)  # noqa: E731
+    # so no two generator streams coincide whatever the two seeds are. min_steps..max_steps only: the
+    # study's hard problems are, by design, beyond anything the models trained on.
+    mk = lambda off, n, name: make_problems(seed * 1000 + off, n, f"toy-{name}", world.min_steps, world.max_steps)  # noqa: E731
     return {"corpus": mk(4, n_corpus, "pc"), "judge": mk(5, n_judge, "jc"), "heldout": mk(6, n_heldout, "ho")}
+
+
+def tokenizer_corpus(problems: list[Problem]) -> list[str]:
+    """What the toy tokenizer learns its merges from: prompt texts (so prompts stay short), the problems
+    and 1,000 canonical solutions. The prompt texts are frozen in tokenizer_corpus.json, as worded when
+    the committed models were trained, not read from prmlab.prompts: a reworded prompt would otherwise
+    change the tokenizer, and so invalidate the committed models (an hour of CPU) and the whole study.
+    They hold both judge styles' templates, so neither style is favoured; the tokenizer is byte-level,
+    so any wording still encodes, at most in more tokens."""
+    texts = json.loads(Path(__file__).with_name("tokenizer_corpus.json").read_text(encoding="utf-8"))["texts"]
+    return texts * 400 + [p.question for p in problems] + [canonical_solution(p) for p in problems[:1000]]
 
 
 def base_pairs(problems: list[Problem], render) -> list[tuple[str, str]]:
@@ -131,3 +198,105 @@ def measure_judge(judge_dir: str | Path, problems: list[Problem], steps: list[li
     return {"judge_first_error_accuracy": sum(hit) / n, "judge_baseline_always_none": len(ok) / n,
             "judge_accuracy_on_erroneous": sum(err) / max(len(err), 1), "judge_accuracy_on_correct": sum(ok) / max(len(ok), 1),
             "judge_unparsed_share": sum(p is None for p in preds) / n, "judge_eval_responses": n, **by_kind}, [o[0].text for o in outs]
+
+
+def train_base_and_policy(cfg: ToyModelsConfig, world: ToyWorldConfig, models_dir: Path, run=None) -> dict:
+    """The tokenizer, the base and the policy into models_dir/{base,policy}; training and policy metrics."""
+    import copy
+
+    import torch
+
+    from prmlab.prompts import policy_messages
+    from prmlab.toy.lm import new_qwen2, train_lm_logged
+    from prmlab.toy.tokenizer import build_tokenizer
+
+    t0 = time.monotonic()
+    probs = training_problems(cfg.seed, world, cfg.corpus, 0, cfg.eval_problems)
+    tok = build_tokenizer(tokenizer_corpus(probs["corpus"]), cfg.vocab_size)
+    render = lambda q: tok.apply_chat_template(policy_messages(q), tokenize=False, add_generation_prompt=True)  # noqa: E731
+    # CUDA when there is one (minutes instead of half an hour); on CPU the run is deterministic.
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    metrics: dict = {"trained_on_gpu": int(device == "cuda")}
+    # One base that computes well, then the policy: a strong LM that errs, as Qwen2.5-Math-7B errs on
+    # hard problems, rather than an under-trained one (PRMs start from the policy and learn far faster
+    # from a base that computes well; the judge starts from this base in train_judge@toy).
+    base = train_lm_logged("base", new_qwen2(tok, cfg.policy, cfg.seed).to(device), tok, base_pairs(probs["corpus"], render),
+                           cfg.base_steps, cfg.batch_size, cfg.lr, cfg.seed, metrics, run)
+    base.save_pretrained(models_dir / "base", safe_serialization=True)
+    tok.save_pretrained(models_dir / "base")
+    pairs = policy_pairs(probs["corpus"], render, cfg.seed, cfg.flawed_share, cfg.flaw_mix)
+    policy = train_lm_logged("policy", copy.deepcopy(base), tok, pairs, cfg.policy_steps, cfg.batch_size, cfg.lr, cfg.seed,
+                             metrics, run)
+    policy.save_pretrained(models_dir / "policy", safe_serialization=True)
+    tok.save_pretrained(models_dir / "policy")
+    del base, policy
+    torch.manual_seed(cfg.seed)
+    m, _ = measure_policy(models_dir / "policy", probs["heldout"], cfg.eval_temperature, cfg.seed)
+    metrics |= m
+    metrics["seconds"] = time.monotonic() - t0
+    return metrics
+
+
+def train_judge_model(cfg: ToyJudgeConfig, models: ToyModelsConfig, world: ToyWorldConfig, base: Path, policy: Path,
+                      out: Path, style: str, template: str, run=None) -> dict:
+    """The judge, fine-tuned from the base, into `out`; its metrics on the policy's held-out responses.
+    Of `models` (params toy_models) only seed, eval_problems and eval_temperature: those bootstrap@toy measured with."""
+    import torch
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
+
+    from prmlab.toy.lm import train_lm_logged
+
+    t0 = time.monotonic()
+    probs = training_problems(models.seed, world, 0, cfg.corpus, models.eval_problems)
+    tok = AutoTokenizer.from_pretrained(base)
+    render_chat = lambda msgs: tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)  # noqa: E731
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    metrics: dict = {"trained_on_gpu": int(device == "cuda")}
+    model = Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True).to(device)
+    pairs = judge_pairs(probs["judge"], render_chat, models.seed, cfg.flawed_share, cfg.flaw_mix, style, template,
+                        cfg.near_miss_share, cfg.blind_spots)
+    model = train_lm_logged("judge", model, tok, pairs, cfg.steps, cfg.batch_size, cfg.lr, models.seed, metrics, run)
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    del model
+    torch.manual_seed(models.seed)
+    # The same held-out responses bootstrap@toy measured the policy on.
+    _, steps = measure_policy(policy, probs["heldout"], models.eval_temperature, models.seed)
+    m, _ = measure_judge(out, probs["heldout"], steps, style, template, cfg.max_tokens)
+    metrics |= m
+    metrics["seconds"] = time.monotonic() - t0
+    return metrics
+
+
+def bootstrap_models(a, cfg: dict, data, run):
+    """Stage bootstrap@toy: train_base_and_policy into --models-dir, and the policy's manifest."""
+    from prmlab.manifest import write_manifests
+    from prmlab.stage import Done
+
+    m = train_base_and_policy(cfg["toy_models"], cfg["toy"], Path(a.models_dir), run)
+    write_manifests(a.manifests, {"policy": str(Path(a.models_dir) / "policy")})
+    return Done(m, f"policy acc {m['policy_accuracy']:.2f} (right through a wrong step: "
+                   f"{m['policy_flawed_correct_share']:.2f} of right answers), {m['seconds']:.0f}s")
+
+
+def judge_template(a, cfg: dict) -> tuple[str, str]:
+    """The judge style and its template (params `label_judge.style`, `.template_file`), as label_judge will prompt."""
+    from prmlab.params import read_params
+    from prmlab.prompts import load_template
+
+    lj = read_params(a.params).get("label_judge", {})
+    style = lj.get("style", "critic")
+    return style, load_template(style, lj.get("template_file"))
+
+
+def train_judge(a, cfg: dict, data: tuple[str, str], run):
+    """Stage train_judge@toy: train_judge_model into --out, and the judge's manifest."""
+    from prmlab.manifest import write_manifests
+    from prmlab.stage import Done
+
+    m = train_judge_model(cfg["toy_judge"], cfg["toy_models"], cfg["toy"], Path(a.base), Path(a.policy), Path(a.out),
+                          *data, run)
+    write_manifests(a.manifests, {"judge": a.out})
+    return Done(m, f"judge first-error acc {m['judge_first_error_accuracy']:.2f} vs always -1 "
+                   f"{m['judge_baseline_always_none']:.2f} (erroneous {m['judge_accuracy_on_erroneous']:.2f}, "
+                   f"error-free {m['judge_accuracy_on_correct']:.2f}), {m['seconds']:.0f}s")

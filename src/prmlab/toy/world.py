@@ -12,6 +12,9 @@ nodes ("n", j). Solutions are written like Qwen2.5-Math responses: steps separat
 computation `a op b = c` a step, the last ending with `\boxed{answer}`, so the same splitting,
 answer-extraction and grading code serves toy and real data.
 
+`ToyWorldConfig` (params `toy`) draws the study's problems: `world_problems` its three splits, which
+`draw_problems` writes as stage problems@toy (prmlab.stage runs it).
+
 The verifier is the toy world's human annotator (ProcessBench / PRM800K): it returns the earliest
 wrong step and why: `slip` (a op b != c), `operand` (an operand that is neither given nor derived
 so far, or a computation that is not part of the solution), `unparseable` (no computation and no
@@ -24,6 +27,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from prmlab.params import check
 from prmlab.records import Problem
 from prmlab.steps import last_boxed, split_steps
 
@@ -367,3 +371,57 @@ def make_problems(seed: int, n: int, prefix: str, min_steps: int = 2, max_steps:
             p = make_problem(rng, f"{prefix}-{i}", min_steps, max_steps)
         out.append(p)
     return out
+
+
+@dataclass(frozen=True)
+class ToyWorldConfig:
+    """Params `toy`: the study's problems. The toy models train on problems of its min_steps..max_steps
+    (bootstrap@toy and train_judge@toy read only those two keys: a new world seed keeps the models)."""
+
+    seed: int = 0
+    n_train: int = 160
+    n_eval: int = 64
+    n_processbench: int = 240
+    min_steps: int = 2
+    max_steps: int = 5
+    # The difficulty mix (issue #26): a share of hard problems, longer and with larger numbers than the
+    # models trained on, in every split; the completer often fails from a correct prefix there.
+    hard_share: float = 0.0
+    hard_max_steps: int = 8
+    hard_max_value: int = 60
+
+    def __post_init__(self):
+        check(2 <= self.min_steps <= self.max_steps <= 8, "toy.min_steps..max_steps must be within 2..8")
+        check(0 <= self.hard_share <= 1, "toy.hard_share must be in [0, 1]")
+        check(self.max_steps <= self.hard_max_steps <= 12, "toy.hard_max_steps must be within max_steps..12")
+        check(25 <= self.hard_max_value <= 999, "toy.hard_max_value must be within 25..999")
+        for n in ("n_train", "n_eval", "n_processbench"):
+            check(getattr(self, n) > 0, f"toy.{n} must be > 0")
+
+    def problems(self, stream: int, n: int, prefix: str) -> list[Problem]:
+        """`n` problems of the study's shape and mix from generator seed*1000 + stream: 1..3 the splits, 7 toy_human's;
+        the models' training problems use toy_models.seed*1000 + 4..6, so no two streams ever coincide."""
+        return make_problems(self.seed * 1000 + stream, n, prefix, self.min_steps, self.max_steps, self.hard_share,
+                             self.hard_max_steps, self.hard_max_value)
+
+
+def world_problems(cfg: ToyWorldConfig) -> dict[str, list[Problem]]:
+    splits = {"train": (cfg.n_train, "train"), "eval": (cfg.n_eval, "eval"), "processbench": (cfg.n_processbench, "pb")}
+    return {split: cfg.problems(stream, n, f"toy-{prefix}") for stream, (split, (n, prefix)) in enumerate(splits.items(), start=1)}
+
+
+def draw_problems(a, cfg: dict, data, run):
+    """Stage problems@toy: the splits, and the evaluation sets' problem texts (as inputs@real writes them:
+    what training data must not contain)."""
+    from pathlib import Path
+
+    from prmlab.stage import Done
+
+    probs = world_problems(cfg["toy"])
+    out = Path(a.problems_dir)
+    m = {f"{split}_problems": len(items) for split, items in probs.items()}
+    m |= {f"{split}_hard_problems": sum(bool(p.meta.get("hard")) for p in items) for split, items in probs.items()}
+    m["mean_steps"] = sum(len(p.meta["nodes"]) for items in probs.values() for p in items) / sum(map(len, probs.values()))
+    texts = {"toy": [p.question for p in probs["eval"]], "processbench_toy": [p.question for p in probs["processbench"]]}
+    return Done(m, ", ".join(f"{len(v)} {k}" for k, v in probs.items()),
+                outputs={**{out / f"{split}.jsonl": items for split, items in probs.items()}, out / "eval_texts.json": texts})
