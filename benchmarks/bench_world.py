@@ -42,8 +42,8 @@ def main() -> None:
     torch.set_num_threads(a.threads)
     from prmlab.generation import BackendConfig, Sampling, make_generator
     from prmlab.labeling import MCStats, audit, mc_exhaustive
+    from prmlab.sampling import SampleConfig, sample_responses
     from prmlab.toy.world import make_problems
-    from stages.sample import SampleConfig, sample_responses
 
     res: dict = {"policy": a.policy, "n": a.n, "k": a.k, "hard_max_steps": a.hard_max_steps,
                  "hard_max_value": a.hard_max_value, "kinds": {}}
@@ -73,10 +73,9 @@ def main() -> None:
                   f"false alarms {100 * au['false_alarm_rate']:.1f}%, missed errors {100 * au['missed_error_rate']:.1f}% "
                   f"({row['seconds']:.0f} s)", flush=True)
     if judged:  # after the policy is released: one model in memory at a time
-        from prmlab.labeling import build_training_sets, judge_labels
+        from prmlab.labeling import LabelJudgeConfig, agreement_counts, audit_table, judge_labels
         from prmlab.params import load_params
         from prmlab.prompts import load_template
-        from stages.label_judge import LabelJudgeConfig
 
         jcfg = load_params("label_judge", LabelJudgeConfig, a.params)
         template = load_template(jcfg.style, jcfg.template_file)
@@ -85,14 +84,10 @@ def main() -> None:
                 t0 = time.monotonic()
                 judge = {lab.response_id: lab for lab in judge_labels(gen, by_id, responses, template, jcfg.style,
                                                                       jcfg.sampling())}
-                # the consensus stage's own rule and counts
-                sets, counts = build_training_sets(by_id, responses, mc, judge, with_oracle=False)
-                kept = {e.response_id for e in sets["consensus"]}
-                row = res["kinds"][kind]
-                row["judge_audit"] = audit(responses, {i: lab.first_error for i, lab in judge.items()})
-                row["consensus_kept_share"] = counts["consensus_kept_share"]
-                row["consensus_audit"] = audit([r for r in responses if r.response_id in kept],
-                                               {i: mc[i].first_error for i in kept})
+                # the consensus stage's own rule, counts and audit
+                row, table = res["kinds"][kind], audit_table(responses, mc, judge)
+                row["judge_audit"], row["consensus_audit"] = table["judge"], table["consensus"]
+                row["consensus_kept_share"] = agreement_counts(responses, mc, judge)["consensus_kept_share"]
                 row["judge_seconds"] = time.monotonic() - t0
                 print(f"{kind:6s} judge: first-error accuracy {row['judge_audit']['first_error_accuracy']:.3f}; consensus keeps "
                       f"{100 * row['consensus_kept_share']:.1f}% (first-error accuracy "

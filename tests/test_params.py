@@ -59,17 +59,16 @@ def test_missing_key(tmp_path):
 
 def section_configs():
     from prmlab.generation import BackendConfig
-    from prmlab.labeling import LabelMCConfig
+    from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
+    from prmlab.sampling import SampleConfig
     from stages.analyze_bias import AnalyzeBiasConfig
     from stages.bootstrap import ToyModelsConfig
     from stages.build_processbench import BuildPBConfig
     from stages.eval_bon import EvalBoNConfig
     from stages.eval_processbench import EvalPBConfig
     from stages.inputs import RealConfig
-    from stages.label_judge import LabelJudgeConfig
     from stages.problems import ToyWorldConfig
-    from stages.sample import SampleConfig
     from stages.toy_human import ToyHumanConfig
     from stages.train_judge import ToyJudgeConfig
     from stages.train_prm import TrainPRMConfig
