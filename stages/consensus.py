@@ -8,11 +8,10 @@ and the released sets named in params `human_labels` (`prm800k`, `math_shepherd`
 human_data@<source> converted and deduplicated (--human folder), and the toy's `human` (toy_human@toy):
 their training set is that file.
 
-Two DVC stages run this module. `consensus` writes the agreement counts and the label-quality
-audit, the study's one audit of its labels (--metrics, --audit-table). `prm_data@<source>`, one per
-entry of `train_prm.sources`, writes that source's training set (--source, --out), building that set
-alone: one file per source, so a PRM retrains only when its own set changes. (`oracle` needs the
-verifier's labels, so only the toy world has it.)
+Two DVC stages run this module. `consensus` writes the agreement counts and the study's one audit of
+label quality (--metrics, --audit-table). `prm_data@<source>`, one per entry of `train_prm.sources`,
+builds and writes that source's training set alone (--source, --out): one file per source, so a PRM
+retrains only when its own set changes. (`oracle` needs the verifier's labels: only the toy world has it.)
 
 Inputs: --problems, --samples, --mc, --judge (--human). Params: `train_prm.sources`.
 Core: prmlab.labeling.consensus, prmlab.labeling.prm_data (--source).

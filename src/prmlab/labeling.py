@@ -216,8 +216,7 @@ def training_set(source: str, problems: dict[str, Problem], responses: list[Resp
 
 
 def agreement_counts(responses: list[Response], mc: dict[str, MCLabel], judge: dict[str, JudgeLabel]) -> dict:
-    """Stage consensus's counts: responses without an MC label or a parsed judge answer, and where both
-    label one, how often their first errors agree."""
+    """Stage consensus's counts: responses MC or the judge leave unlabelled, and how often the two agree."""
     counts = {"responses": len(responses), "no_mc_label": 0, "judge_unparsed": 0, "agree": 0, "disagree": 0}
     for r in responses:
         m, j = mc.get(r.response_id), judge.get(r.response_id)
@@ -557,10 +556,8 @@ def prm_data(a, cfg: dict, data, run):
     """Stage prm_data@<source>: one label source's training set, built alone (not every source's)."""
     from prmlab.stage import Done
 
-    if isinstance(data[0], Path):  # a released source: prepare read its training set
-        src, rows = data
-    else:
-        src, rows = a.samples, training_set(a.source, *data)
+    # a released source's set is the file prepare read; any other is built here from the labels
+    src, rows = data if isinstance(data[0], Path) else (a.samples, training_set(a.source, *data))
     run.params({"source": a.source})
     run.tag("prmlab.source", a.source)
     m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}

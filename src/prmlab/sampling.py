@@ -103,10 +103,7 @@ def sample(a, cfg: dict, data, run):
 
         responses = sharded(problems, c.shard_size, writer, work, a.section, unit="problems", cls=Response)
     n_shards = (len(problems) + c.shard_size - 1) // c.shard_size
-    counts = {"no_steps": 0, "no_answer": 0, "truncated": 0}
-    for i in range(n_shards):
-        for k, v in writer.read_meta(i).items():
-            counts[k] += v
+    counts = {k: sum(writer.read_meta(i).get(k, 0) for i in range(n_shards)) for k in ("no_steps", "no_answer", "truncated")}
     writer.finish(n_shards)
     m = summarize(responses, len(problems), c)
     m.update({f"dropped_{k}": counts[k] for k in ("no_steps", "no_answer")}, problems_without_gold=len(bad),
