@@ -322,28 +322,31 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
     return problems, responses
 
 
-def prepare_mc(a, cfg: dict) -> tuple[dict[str, Problem], list[Response]]:
-    return read_labelling_inputs(a, cfg["policy"], need_gold=True)
+def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Response]]:
+    from prmlab import generation, grading
+    from prmlab import labeling as this
+    from prmlab.preflight import code_version, model_identity
+    from prmlab.tracking import md5_path
+
+    c, bcfg = cfg["label_mc"], cfg["policy"]
+    problems, responses = read_labelling_inputs(a, bcfg, need_gold=True)
+    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight). The
+    # writer takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
+    writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(this, generation, grading)))
+    return writer, problems, responses
 
 
 def label_mc(a, cfg: dict, data, run):
     """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes)."""
-    from prmlab import generation, grading
-    from prmlab import labeling as this
     from prmlab.generation import make_generator
-    from prmlab.preflight import code_version, model_identity
     from prmlab.stage import Done
-    from prmlab.tracking import md5_path
 
-    c, bcfg = cfg["label_mc"], cfg["policy"]
-    problems, responses = data
+    c = cfg["label_mc"]
+    writer, problems, responses = data
     stats = MCStats()
     t0 = time.monotonic()
-    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
-    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
-    writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
-                                            model_identity(bcfg.model), code_version(this, generation, grading)))
-    with make_generator(bcfg) as gen:
+    with make_generator(cfg["policy"]) as gen:
         labels = sharded(responses, c.shard_size, writer, lambda i, chunk: label_responses(gen, problems, chunk, c, stats, i),
                          "label_mc", unit="responses", cls=MCLabel)
         writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
