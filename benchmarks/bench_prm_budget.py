@@ -137,10 +137,10 @@ def main() -> None:
 
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import write_json
-    from prmlab.labeling import training_set
     from prmlab.params import load_params
     from prmlab.sampling import SampleConfig
     from prmlab.toy.world import make_problems
+    from prmlab.training_sets import training_set
     from stages._common import set_threads
     from stages.eval_processbench import EvalPBConfig
     from stages.problems import ToyWorldConfig

@@ -14,7 +14,7 @@ builds and writes that source's training set alone (--source, --out): one file p
 retrains only when its own set changes. (`oracle` needs the verifier's labels: only the toy world has it.)
 
 Inputs: --problems, --samples, --mc, --judge (--human). Params: `train_prm.sources`.
-Core: prmlab.labeling.consensus, prmlab.labeling.prm_data (--source).
+Core: prmlab.training_sets.consensus, prmlab.training_sets.prm_data (--source).
 Outputs: --metrics JSON and --audit-table JSON, or --out JSONL (PRMExample) for --source.
 Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
      python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --source judge --out data/prm_train/judge.jsonl
@@ -22,9 +22,9 @@ Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ..
 
 import sys
 
-from prmlab.labeling import consensus, prepare_consensus, prm_data
 from prmlab.stage import run_stage
 from prmlab.training import TrainPRMConfig
+from prmlab.training_sets import consensus, prepare_consensus, prm_data
 
 
 def main() -> None:

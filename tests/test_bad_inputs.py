@@ -125,7 +125,7 @@ LABEL_FIT_CASES = [
 
 @pytest.mark.parametrize("kind,bad,message", [c[1:] for c in LABEL_FIT_CASES], ids=[c[0] for c in LABEL_FIT_CASES])
 def test_labels_must_fit_their_response(tmp_path, kind, bad, message):
-    from prmlab.labeling import labels_fitting
+    from prmlab.training_sets import labels_fitting
 
     samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP)])
     path = _write_lines(tmp_path / f"{kind}.jsonl", [json.dumps(bad)])

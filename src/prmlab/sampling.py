@@ -56,8 +56,7 @@ def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig,
 
 def summarize(responses: list[Response], problems: int, cfg: SampleConfig) -> dict:
     n = len(responses)
-    m = {"problems": problems, "generated": problems * cfg.n, "kept": n,
-         "dropped": problems * cfg.n - n,
+    m = {"problems": problems, "generated": problems * cfg.n, "kept": n, "dropped": problems * cfg.n - n,
          "accuracy": sum(r.correct for r in responses) / n if n else 0.0,
          "mean_steps": sum(len(r.steps) for r in responses) / n if n else 0.0,
          "generated_tokens": sum(r.num_tokens for r in responses)}
