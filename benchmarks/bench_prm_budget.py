@@ -65,7 +65,7 @@ def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
     """Responses (cached with the seconds they took), shard by shard as the sample stage draws them."""
     from prmlab.io import read_jsonl, write_jsonl
     from prmlab.records import Response
-    from stages.sample import sample_responses
+    from prmlab.sampling import sample_responses
 
     if path.exists():
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -137,12 +137,12 @@ def main() -> None:
 
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import write_json
-    from prmlab.labeling import build_training_sets
     from prmlab.params import load_params
+    from prmlab.sampling import SampleConfig
     from prmlab.toy.world import ToyWorldConfig, make_problems
+    from prmlab.training_sets import training_set
     from stages._common import set_threads
     from stages.eval_processbench import EvalPBConfig
-    from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig, train
 
     set_threads()
@@ -172,7 +172,7 @@ def main() -> None:
                                       dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
             train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}{world}.jsonl", probs,
                                                dataclasses.replace(scfg, n=n))
-        examples = build_training_sets({p.id: p for p in probs}, train_rs, {}, {}, with_oracle=True)[0]["oracle"]
+        examples = training_set("oracle", {p.id: p for p in probs}, train_rs, {}, {})
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
         cfg = dataclasses.replace(tcfg, steps=steps)  # train_prm.steps, not epochs: params may set steps, which wins
         out = str(work / f"prm_{key.replace(':', '_')}")

@@ -71,10 +71,10 @@ def main() -> None:
     from prmlab.io import read_jsonl, write_json
     from prmlab.params import load_params
     from prmlab.records import PRMExample
+    from prmlab.sampling import SampleConfig
     from prmlab.toy.world import ToyWorldConfig
     from stages._common import set_threads
     from stages.eval_processbench import EvalPBConfig
-    from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig, train
 
     t0 = time.perf_counter()

@@ -4,7 +4,7 @@
 
 On `--problems` normal and as many hard problems (prmlab.toy.world.make_problems, hard_share 0 and 1),
 the committed toy policy samples `--n` responses each (the study's sampling settings), MC estimation
-labels them with `--k` rollouts per step (the study's label_mc code), and prmlab.labeling.audit scores
+labels them with `--k` rollouts per step (the study's label_mc code), and prmlab.training_sets.audit scores
 the MC labels against the exact verifier, per kind of problem:
 - the policy's accuracy and its share of right answers through a wrong step (the study's band:
   40-75% accuracy, >= 5% flawed among right);
@@ -41,9 +41,10 @@ def main() -> None:
 
     torch.set_num_threads(a.threads)
     from prmlab.generation import BackendConfig, Sampling, make_generator
-    from prmlab.labeling import MCStats, audit, mc_exhaustive
+    from prmlab.labeling import MCStats, mc_exhaustive
+    from prmlab.sampling import SampleConfig, sample_responses
     from prmlab.toy.world import make_problems
-    from stages.sample import SampleConfig, sample_responses
+    from prmlab.training_sets import audit
 
     res: dict = {"policy": a.policy, "n": a.n, "k": a.k, "hard_max_steps": a.hard_max_steps,
                  "hard_max_value": a.hard_max_value, "kinds": {}}
@@ -73,10 +74,10 @@ def main() -> None:
                   f"false alarms {100 * au['false_alarm_rate']:.1f}%, missed errors {100 * au['missed_error_rate']:.1f}% "
                   f"({row['seconds']:.0f} s)", flush=True)
     if judged:  # after the policy is released: one model in memory at a time
-        from prmlab.labeling import build_training_sets, judge_labels
+        from prmlab.labeling import LabelJudgeConfig, judge_labels
         from prmlab.params import load_params
         from prmlab.prompts import load_template
-        from stages.label_judge import LabelJudgeConfig
+        from prmlab.training_sets import agreement_counts, audit_table
 
         jcfg = load_params("label_judge", LabelJudgeConfig, a.params)
         template = load_template(jcfg.style, jcfg.template_file)
@@ -85,14 +86,10 @@ def main() -> None:
                 t0 = time.monotonic()
                 judge = {lab.response_id: lab for lab in judge_labels(gen, by_id, responses, template, jcfg.style,
                                                                       jcfg.sampling())}
-                # the consensus stage's own rule and counts
-                sets, counts = build_training_sets(by_id, responses, mc, judge, with_oracle=False)
-                kept = {e.response_id for e in sets["consensus"]}
-                row = res["kinds"][kind]
-                row["judge_audit"] = audit(responses, {i: lab.first_error for i, lab in judge.items()})
-                row["consensus_kept_share"] = counts["consensus_kept_share"]
-                row["consensus_audit"] = audit([r for r in responses if r.response_id in kept],
-                                               {i: mc[i].first_error for i in kept})
+                # the consensus stage's own rule, counts and audit
+                row, table = res["kinds"][kind], audit_table(responses, mc, judge)
+                row["judge_audit"], row["consensus_audit"] = table["judge"], table["consensus"]
+                row["consensus_kept_share"] = agreement_counts(responses, mc, judge)["consensus_kept_share"]
                 row["judge_seconds"] = time.monotonic() - t0
                 print(f"{kind:6s} judge: first-error accuracy {row['judge_audit']['first_error_accuracy']:.3f}; consensus keeps "
                       f"{100 * row['consensus_kept_share']:.1f}% (first-error accuracy "

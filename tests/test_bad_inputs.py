@@ -125,7 +125,7 @@ LABEL_FIT_CASES = [
 
 @pytest.mark.parametrize("kind,bad,message", [c[1:] for c in LABEL_FIT_CASES], ids=[c[0] for c in LABEL_FIT_CASES])
 def test_labels_must_fit_their_response(tmp_path, kind, bad, message):
-    from stages.consensus import labels_fitting
+    from prmlab.training_sets import labels_fitting
 
     samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP)])
     path = _write_lines(tmp_path / f"{kind}.jsonl", [json.dumps(bad)])
@@ -179,9 +179,9 @@ PARAM_CASES = [
     ("mc-temperature-negative", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": -0.5},
      "label_mc.temperature must be >= 0, got -0.5"),
     ("mc-k-zero", "prmlab.labeling:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
-    ("judge-max-tokens-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
+    ("judge-max-tokens-zero", "prmlab.labeling:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
      "label_judge.max_tokens must be >= 1, got 0"),
-    ("judge-top-k-zero", "stages.label_judge:LabelJudgeConfig", "label_judge", {"top_k": 0},
+    ("judge-top-k-zero", "prmlab.labeling:LabelJudgeConfig", "label_judge", {"top_k": 0},
      "label_judge.top_k must be -1 (off) or >= 1, got 0"),
     ("pb-top-p-zero", "stages.build_processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
@@ -213,7 +213,7 @@ def test_bad_params_name_the_key(tmp_path, target, section, change, message):
 
 def test_sample_sampling_checked_under_its_section():
     from prmlab.generation import check_sampling
-    from stages.sample import SampleConfig
+    from prmlab.sampling import SampleConfig
 
     with pytest.raises(ParamsError, match=r"^sample_eval\.max_tokens must be >= 1, got 0$"):
         check_sampling("sample_eval", SampleConfig(max_tokens=0).sampling)

@@ -100,7 +100,7 @@ def test_resumed_sharded_sampling_draws_what_a_fresh_run_does(toy, tmp_path, bac
     a run killed after shard 0 and resumed computes shard 1 alone, after other work on the same engine,
     and still writes what an uninterrupted run writes."""
     from prmlab.io import ShardWriter, sharded
-    from stages.sample import SampleConfig
+    from prmlab.sampling import SampleConfig
 
     if backend == "vllm":
         gen = request.getfixturevalue("vllm_policy")

@@ -2,17 +2,10 @@ from conftest import letters_policy
 
 from prmlab.generation import BackendConfig, Sampling, make_generator
 from prmlab.io import read_jsonl
-from prmlab.labeling import (
-    MCStats,
-    audit,
-    build_training_sets,
-    labels_from_first_error,
-    mc_binary,
-    mc_exhaustive,
-    rollout_prompt,
-)
+from prmlab.labeling import MCStats, labels_from_first_error, mc_binary, mc_exhaustive, rollout_prompt
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response
 from prmlab.toy.world import canonical_steps, make_flawed, verify
+from prmlab.training_sets import agreement_counts, audit, training_set
 
 
 def test_labels_from_first_error():
@@ -31,7 +24,8 @@ def test_training_sets_and_consensus():
     mc = {"a": MCLabel("a", [1.0, 1.0, 1.0], [1, 1, 1], -1, 16), "b": MCLabel("b", [0.5, 0.0], [1, 0], 1, 16),
           "c": MCLabel("c", [0.25, 0.0], [1, 0], 1, 8)}
     judge = {"a": JudgeLabel("a", -1, True, ["x"]), "b": JudgeLabel("b", 2, True, ["x"]), "c": JudgeLabel("c", None, False, ["?"])}
-    sets, counts = build_training_sets(p, rs, mc, judge, with_oracle=True)
+    sets = {s: training_set(s, p, rs, mc, judge) for s in ("mc_soft", "judge", "consensus", "oracle")}
+    counts = agreement_counts(rs, mc, judge)
     assert counts["agree"] == 1 and counts["disagree"] == 1 and counts["judge_unparsed"] == 1
     assert [e.response_id for e in sets["consensus"]] == ["a"]
     b = next(e for e in sets["judge"] if e.response_id == "b")

@@ -60,8 +60,9 @@ def test_missing_key(tmp_path):
 def section_configs():
     from prmlab.data import RealConfig
     from prmlab.generation import BackendConfig
-    from prmlab.labeling import LabelMCConfig
+    from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
+    from prmlab.sampling import SampleConfig
     from prmlab.toy.annotators import ToyHumanConfig
     from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig
     from prmlab.toy.world import ToyWorldConfig
@@ -69,8 +70,6 @@ def section_configs():
     from stages.build_processbench import BuildPBConfig
     from stages.eval_bon import EvalBoNConfig
     from stages.eval_processbench import EvalPBConfig
-    from stages.label_judge import LabelJudgeConfig
-    from stages.sample import SampleConfig
     from stages.train_prm import TrainPRMConfig
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,

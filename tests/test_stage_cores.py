@@ -9,9 +9,9 @@ import pytest
 
 from prmlab.metrics import min_position_stats
 from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
+from prmlab.training_sets import audit_breakdown, audit_table
 from stages.analyze_bias import policy_flaws
 from stages.build_processbench import balance
-from stages.consensus import audit_breakdown, audit_table
 from stages.eval_bon import bon_by_n, bon_table, by_n_rows, n_values
 from stages.eval_processbench import subset_table
 

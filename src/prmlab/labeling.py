@@ -1,4 +1,4 @@
-"""Step labels: Monte Carlo estimation, LLM-as-a-judge, consensus filtering, and the label audit.
+"""Step labels: Monte Carlo estimation and LLM-as-a-judge (the sets and the audit: prmlab.training_sets).
 
 MC estimation (Math-Shepherd style, as in the PRM paper): for step i, k completions continue from
 the prefix of steps 0..i; soft label = share reaching the gold answer, hard label = soft > threshold
@@ -7,8 +7,8 @@ response, so its soft label is the response's own correctness. `binary` search (
 finds the first hard-negative step in O(log n) prefixes, assuming prefix correctness is monotone.
 Either way a prefix that several responses share is estimated once (`_Rollouts`).
 
-The label functions are pure over records and an injected `Generator`; `prepare_mc` and `label_mc` are
-stage label_mc's core (prmlab.stage runs them).
+The label functions are pure over records and an injected `Generator`; `label_mc` and `label_judge`
+(with their `prepare_*`) are the stages' cores (prmlab.stage runs them).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import Literal
 from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
 from prmlab.grading import is_equivalent
 from prmlab.io import DataError, ShardWriter, fingerprint, read_jsonl, sharded
-from prmlab.params import check
+from prmlab.params import ParamsError, check
 from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
-from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
+from prmlab.records import JudgeLabel, MCLabel, Problem, Response
 from prmlab.steps import extract_answer, join_steps
 
 SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
@@ -181,89 +181,6 @@ def labels_from_first_error(n_steps: int, first_error: int) -> list[int]:
     return [1] * n_steps if first_error == -1 else [1] * first_error + [0]
 
 
-def prm_example(problem: Problem, r: Response, labels: list[int], soft: list[float] | None = None) -> PRMExample:
-    return PRMExample(prompt=problem.question, completions=r.steps[: len(labels)], labels=labels, soft=soft,
-                      response_id=r.response_id)
-
-
-def build_training_sets(problems: dict[str, Problem], responses: list[Response], mc: dict[str, MCLabel],
-                        judge: dict[str, JudgeLabel], with_oracle: bool) -> tuple[dict[str, list[PRMExample]], dict]:
-    """One PRM training set per label source, and counts for the report."""
-    sets: dict[str, list[PRMExample]] = {s: [] for s in SOURCES if with_oracle or s != "oracle"}
-    counts = {"responses": len(responses), "no_mc_label": 0, "judge_unparsed": 0, "agree": 0, "disagree": 0}
-    for r in responses:
-        p = problems[r.problem_id]
-        m, j = mc.get(r.response_id), judge.get(r.response_id)
-        if m is None:
-            counts["no_mc_label"] += 1
-        else:
-            sets["mc_hard"].append(prm_example(p, r, m.hard))
-            sets["mc_soft"].append(prm_example(p, r, m.hard, m.soft))
-        if j is None or j.first_error is None:
-            counts["judge_unparsed"] += 1
-        else:
-            sets["judge"].append(prm_example(p, r, labels_from_first_error(len(r.steps), j.first_error)))
-        if m is not None and j is not None and j.first_error is not None:
-            if m.first_error == j.first_error:
-                counts["agree"] += 1
-                sets["consensus"].append(prm_example(p, r, labels_from_first_error(len(r.steps), m.first_error)))
-            else:
-                counts["disagree"] += 1
-        if with_oracle and r.true_first_error is not None:
-            sets["oracle"].append(prm_example(p, r, labels_from_first_error(len(r.steps), r.true_first_error)))
-        # Outcome supervision, the BoN-optimised extreme (paper Fig. 8): every step carries the final
-        # answer's correctness, all steps kept; a PRM trained on it learns outcomes, not processes.
-        sets["outcome"].append(prm_example(p, r, [int(r.correct)] * len(r.steps)))
-    counts["consensus_kept_share"] = counts["agree"] / max(len(responses), 1)
-    return sets, counts
-
-
-def audit(responses: list[Response], first_errors: dict[str, int | None]) -> dict:
-    """Label quality of one source against the verifier's first errors (toy world).
-
-    Step-level: a step is truly "wrong" from the verifier's first error on (the process has gone
-    wrong); over the steps the source labels, precision/recall of its 0 labels. Response-level:
-    first-error accuracy, and the two failure modes the paper names for MC: calling a wrong step
-    right (missed: later steps recover the answer) and a right step wrong (false alarm: the policy
-    fails from a good prefix).
-    """
-    tp = fp = fn = tn = 0
-    hit = missed = false_alarm = n = n_err = n_ok = 0
-    for r in responses:
-        fe = first_errors.get(r.response_id)
-        t = r.true_first_error
-        if fe is None or t is None:
-            continue
-        n += 1
-        hit += fe == t
-        if t != -1:
-            n_err += 1
-            missed += fe == -1 or fe > t
-        else:
-            n_ok += 1
-        if fe != -1 and (t == -1 or fe < t):
-            false_alarm += 1
-        labelled = len(r.steps) if fe == -1 else fe + 1
-        for i in range(labelled):
-            src_wrong = i == fe
-            true_wrong = t != -1 and i >= t
-            tp += src_wrong and true_wrong
-            fp += src_wrong and not true_wrong
-            fn += (not src_wrong) and true_wrong
-            tn += (not src_wrong) and not true_wrong
-    prec = tp / (tp + fp) if tp + fp else 0.0
-    rec = tp / (tp + fn) if tp + fn else 0.0
-    return {
-        "responses": n,
-        "first_error_accuracy": hit / n if n else 0.0,
-        "step_precision_wrong": prec,
-        "step_recall_wrong": rec,
-        "step_f1_wrong": 2 * prec * rec / (prec + rec) if prec + rec else 0.0,
-        "missed_error_rate": missed / n_err if n_err else 0.0,
-        "false_alarm_rate": false_alarm / n if n else 0.0,
-    }
-
-
 @dataclass(frozen=True)
 class LabelMCConfig:
     k: int = 8
@@ -312,28 +229,31 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
     return problems, responses
 
 
-def prepare_mc(a, cfg: dict) -> tuple[dict[str, Problem], list[Response]]:
-    return read_labelling_inputs(a, cfg["policy"], need_gold=True)
+def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Response]]:
+    from prmlab import generation, grading
+    from prmlab import labeling as this
+    from prmlab.preflight import code_version, model_identity
+    from prmlab.tracking import md5_path
+
+    c, bcfg = cfg["label_mc"], cfg["policy"]
+    problems, responses = read_labelling_inputs(a, bcfg, need_gold=True)
+    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight). The
+    # writer takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
+    writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(this, generation, grading)))
+    return writer, problems, responses
 
 
 def label_mc(a, cfg: dict, data, run):
     """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes)."""
-    from prmlab import generation, grading
-    from prmlab import labeling as this
     from prmlab.generation import make_generator
-    from prmlab.preflight import code_version, model_identity
     from prmlab.stage import Done
-    from prmlab.tracking import md5_path
 
-    c, bcfg = cfg["label_mc"], cfg["policy"]
-    problems, responses = data
+    c = cfg["label_mc"]
+    writer, problems, responses = data
     stats = MCStats()
     t0 = time.monotonic()
-    # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight).
-    # The writer takes the output's lock here, before the model loads: a second run on it stops now.
-    writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
-                                            model_identity(bcfg.model), code_version(this, generation, grading)))
-    with make_generator(bcfg) as gen:
+    with make_generator(cfg["policy"]) as gen:
         labels = sharded(responses, c.shard_size, writer, lambda i, chunk: label_responses(gen, problems, chunk, c, stats, i),
                          "label_mc", unit="responses", cls=MCLabel)
         writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
@@ -367,3 +287,73 @@ def label_mc(a, cfg: dict, data, run):
                    f"{m['truncated_rollouts']} rollouts cut by a length limit (in {m['responses_with_truncated_rollouts']} "
                    f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run; label quality: "
                    "stage consensus", logged=this_run)
+
+
+@dataclass(frozen=True)
+class LabelJudgeConfig:
+    style: Literal["critic", "paper"] = "critic"
+    template_file: str | None = None
+    n: int = 1
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 2048
+    shard_size: int = 128
+    seed: int = 0
+
+    def __post_init__(self):
+        check(self.n >= 1, "label_judge.n must be >= 1")
+        check(self.n == 1 or self.temperature > 0, "label_judge: majority vote (n > 1) needs temperature > 0")
+        check(self.shard_size >= 1, "label_judge.shard_size must be >= 1")
+        check_sampling("label_judge", self.sampling)
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
+def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], list[Response]]:
+    """The output's writer, the judge's template (checked: prmlab.prompts.load_template) and the inputs."""
+    from prmlab import generation, prompts
+    from prmlab import labeling as this
+    from prmlab.preflight import code_version, model_identity
+    from prmlab.prompts import load_template
+    from prmlab.tracking import md5_path
+
+    c, bcfg = cfg["label_judge"], cfg["judge"]
+    try:
+        template = load_template(c.style, c.template_file)
+    except OSError as e:  # an unreadable template_file is a params problem: one line, not a traceback
+        raise ParamsError(str(e)) from None
+    problems, responses = read_labelling_inputs(a, bcfg, need_gold=False)
+    # Shards are reused only if made by the same weights, tokenizer, template and judging code. The writer
+    # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
+    writer = ShardWriter(a.out, fingerprint(c, bcfg, template, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(this, generation, prompts)))
+    return writer, template, problems, responses
+
+
+def label_judge(a, cfg: dict, data, run):
+    """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes)."""
+    from prmlab.generation import make_generator
+    from prmlab.stage import Done
+
+    c = cfg["label_judge"]
+    writer, template, problems, responses = data
+    with make_generator(cfg["judge"]) as gen:
+        labels = sharded(responses, c.shard_size, writer,
+                         lambda i, chunk: judge_labels(gen, problems, chunk, template, c.style, c.sampling(i)),
+                         "label_judge", unit="responses", cls=JudgeLabel)
+        writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
+    n = max(len(labels), 1)
+    votes = [v for lab in labels for v in lab.votes]
+    m = {"responses": len(labels), "distinct_responses": len({(r.problem_id, tuple(r.steps)) for r in responses}),
+         "unparsed": sum(not lab.parsed for lab in labels),
+         "unparsed_share": sum(not lab.parsed for lab in labels) / n,
+         "unparsed_votes": sum(v is None for v in votes),
+         "truncated_replies": sum(lab.truncated for lab in labels),  # cut by max_tokens / max_model_len
+         "first_error_share": sum(lab.first_error not in (None, -1) for lab in labels) / n}
+    return Done(m, f"{len(labels)} responses judged ({c.style}, n={c.n}), {m['unparsed']} unparsed, "
+                   f"{m['truncated_replies']} replies cut by a length limit; label quality: stage consensus")
+
+
