@@ -57,10 +57,10 @@ def table_row(name: str, model: str, out: Path, which: list[str] = ("processbenc
     """One model's numbers from its eval outputs: ProcessBench per subset and average (Table 7's
     shape), Best-of-N per aggregation with maj@N and pass@N (Table 6's), and Fig. 8's min-score position."""
     from prmlab.io import read_json, read_jsonl
-    from prmlab.layouts import PAPER_TABLE7
     from prmlab.metrics import min_position_stats
+    from prmlab.paper import TABLE7
 
-    row: dict = {"name": name, "model": model, "paper_table7_f1": PAPER_TABLE7.get(model)}
+    row: dict = {"name": name, "model": model, "paper_table7_f1": TABLE7.get(model)}
     if "processbench" in which and (out / "processbench.json").exists():  # never an older run's file
         res = read_json(out / "processbench.json")["models"][f"prm/{name}"]
         tuned = res["tuned"]

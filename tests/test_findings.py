@@ -36,6 +36,20 @@ def test_verdict_follows_the_interval_never_the_sign():
     assert all_of([REPRODUCED, NOT_REPRODUCED]) == NOT_REPRODUCED
 
 
+def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
+    from prmlab.findings import decide
+
+    assert decide("consensus", {"kept_share": (25.0, 55.0)}) == REPRODUCED  # "about 40%": within 25-55%
+    assert decide("consensus", {"kept_share": (56.0, 70.0)}) == NOT_REPRODUCED
+    # its PRM "matches or beats" MC's: beats (above 0), or else matches (within the +-3 margin)
+    assert decide("consensus", {"kept_share": (30.0, 50.0), "f1_consensus_minus_mc": (-2.0, 2.5)}) == REPRODUCED
+    assert decide("consensus", {"kept_share": (30.0, 50.0), "f1_consensus_minus_mc": (-4.0, 2.5)}) == INCONCLUSIVE
+    assert decide("hard_soft", {"f1_hard_minus_soft": (0.5, 2.5)}) == REPRODUCED  # equal within the margin
+    assert decide("inflation", {"inflation_excess_judge": (-9.0, -1.0), "inflation_excess_mc_hard": (1.0, 9.0)}) == REPRODUCED
+    assert decide("mc_judge_human", {"a": (1.0, 2.0), "b": (-1.0, 2.0)}) == INCONCLUSIVE  # every part must hold
+    assert decide("min_on_last", {}) == INCONCLUSIVE  # not measured
+
+
 def test_bootstrap_interval_of_a_constant_is_the_constant_and_widens_with_noise():
     assert bootstrap_ci([1.0] * 20, lambda s: sum(s) / len(s)) == (1.0, 1.0)
     lo, hi = bootstrap_ci([0.0, 1.0] * 50, lambda s: sum(s) / len(s), n_boot=2000, seed=1)

@@ -6,13 +6,17 @@ import json
 
 import pytest
 
-from stages.report import build
+from prmlab.report import Page, build, load_metrics
+
+
+def _build(d, run=None, **kw) -> str:
+    return build(load_metrics(d), Page(d / "figures", run), **kw)
 
 
 @pytest.mark.parametrize(("acc", "flagged"), [(0.38, True), (0.50, True), (0.70, False)])
 def test_report_flags_a_judge_not_clearly_above_the_always_none_baseline(tmp_path, acc, flagged):
     (tmp_path / "train_judge.json").write_text(json.dumps({"judge_first_error_accuracy": acc, "judge_baseline_always_none": 0.48}))
-    md = build(tmp_path, tmp_path / "figures")
+    md = _build(tmp_path)
     assert ("**Weak judge.**" in md) is flagged
     assert "| judge: first-error accuracy on the policy's responses |" in md  # labelled, not a raw key
 
@@ -53,7 +57,7 @@ def _labelled(ax):
 
 
 def test_error_correct_averages_the_held_out_subsets_only(tmp_path):
-    from stages.report import error_correct
+    from prmlab.report import error_correct
 
     models = _metrics(tmp_path)["models"]
     # held out: toy only -> prm/a at its tuned threshold (50, 100), not (75, 100) with toy_tune; the critic (25, 75)
@@ -71,11 +75,12 @@ def test_report_draws_the_curve_and_bars_and_logs_them_to_its_mlflow_run(tmp_pat
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
     monkeypatch.setenv("PRMLAB_EXPERIMENT", "report-test")
     with stage_run("report") as run:
-        md = build(tmp_path, tmp_path / "figures", run)
+        md = _build(tmp_path, run)
     for png in ("bon_curve.png", "processbench_error_correct.png"):
         assert (tmp_path / "figures" / png).stat().st_size > 0 and f"(figures/{png})" in md
     logged = {a.path for a in MlflowClient(f"sqlite:///{tmp_path / 'ml.db'}").list_artifacts(run.id, "figures")}
     assert {"figures/bon_curve.png", "figures/processbench_error_correct.png"} <= logged
+    assert {f"figures/{p.name}" for p in (tmp_path / "figures").glob("*.png")} <= logged  # every figure, not some
     assert "| maj@N | 25 | 50 | 50 |" in md and "| a prm@N (product) | 25 | 50 | 75 |" in md
     assert "| a | 40 | 50 | 0.500 | 20 |" in md  # Fig. 8 table with the tie share
 
@@ -121,7 +126,7 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
 def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_path):
     from prmlab.io import write_jsonl
     from prmlab.records import JudgeLabel, Response
-    from stages.report import judge_example
+    from prmlab.report import judge_example
 
     resp = [Response("p0", "r0", ["1 + 1 = 2", "2 * 3 = 6, so \\boxed{6}."], "6", True, true_first_error=-1),
             Response("p1", "r1", ["2 + 2 = 5", "5 * 2 = 10, so \\boxed{10}."], "10", False, true_first_error=0),
@@ -135,34 +140,35 @@ def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_p
     # The first response the verifier says is wrong, its steps numbered from 0, and the reply as written.
     assert "Response `r1`" in md and "the judge's verdict 0; the verifier's: 0" in md
     assert "[0] 2 + 2 = 5" in md and reply in md and "garbled" not in md
-    assert "## The judge's reply format" in build(tmp_path, tmp_path / "figures", example=md.splitlines())
+    assert "## The judge's reply format" in _build(tmp_path, example=md.splitlines())
 
 
 def test_headline_holds_the_numbers_to_read_first(tmp_path):
-    from stages.report import headline
+    from prmlab.report import headline
 
     _metrics(tmp_path)
     (tmp_path / "sample.json").write_text(json.dumps({"accuracy": 0.6543}))
     (tmp_path / "train_judge.json").write_text(json.dumps({"judge_first_error_accuracy": 0.81, "judge_baseline_always_none": 0.55}))
     (tmp_path / "consensus.json").write_text(json.dumps({"consensus_kept_share": 0.4, "audit": {"mc": {"first_error_accuracy": 0.7}}}))
-    h = headline(tmp_path)
+    h = headline(load_metrics(tmp_path))
     assert h["policy_accuracy"] == 65.4 and h["judge_first_error_accuracy"] == 81.0 and h["judge_baseline_always_no_error"] == 55.0
     assert h["consensus_kept"] == 40.0 and h["label_first_error_accuracy"] == {"mc": 70.0}
     # held-out F1 for a PRM (its threshold was tuned on toy_tune), the critic's F1 over the held-out subset
     assert h["processbench_f1"] == {"a": 66.7, "critic_judge": 37.5}
     assert "processbench_step_auc" not in h  # no PRM here reports one
     assert h["best_of_n"]["n"] == 4 and h["best_of_n"]["maj"] == 50.0 and h["best_of_n"]["pass"] == 100.0
-    assert set(headline(tmp_path, profile="real")) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
+    assert set(headline(load_metrics(tmp_path, profile="real"))) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
 
 
 def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     """reports/plots/*.json, hand-checked from the fixture: one row per N (Best-of-N curve), one row
     per model, method, source or PRM; no None values (a missing number is a missing row)."""
-    from stages.report import headline, plot_tables
+    from prmlab.report import headline, plot_tables
 
     _metrics(tmp_path)
     (tmp_path / "consensus.json").write_text(json.dumps({"audit": {"mc": {"first_error_accuracy": 0.7}}}))
-    t = plot_tables(tmp_path, headline(tmp_path))
+    m = load_metrics(tmp_path)
+    t = plot_tables(m, headline(m))
     # Best-of-N against N: a row per (N, method), so each method gets its own colour; error bars are binomial
     # 95% intervals over the 2 problems, capped to 0..100: 75 +- 1.96 sqrt(75 x 25 / 2) = 75 +- 60.0 -> [15.0, 100]
     assert [(r["n"], r["method"]) for r in t["bon_by_n"][:3]] == [(1, "maj"), (1, "pass"), (1, "a")]
@@ -183,7 +189,7 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
                           (80.0, 0.85, 50.0, False),  # learned its labels
                           (80.0, None, 50.0, False)])  # no step AUC: judged on Best-of-N alone
 def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon, auc, maj, flagged):
-    from stages.report import headline
+    from prmlab.report import headline
 
     pb = _metrics(tmp_path)
     bon = json.loads((tmp_path / "eval_bon.json").read_text())
@@ -193,22 +199,22 @@ def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon,
     (tmp_path / "eval_bon.json").write_text(json.dumps(bon))
     pb["models"]["prm/oracle"] = pb["models"]["prm/a"] | {"step_auc": {"toy_tune": 0.99, "toy": auc, "heldout_average": auc}}
     (tmp_path / "eval_processbench.json").write_text(json.dumps(pb))
-    md = build(tmp_path, tmp_path / "figures")
+    md = _build(tmp_path)
     assert ("**Weak PRMs.**" in md) is flagged
     if flagged:
         assert f"picks {oracle_bon:.1f}% against 62.5% for a random pick and {maj:.1f}% for maj@4" in md
     # the held-out AUC, in the headline and in the ProcessBench table's last column; a PRM without one shows "-"
-    assert headline(tmp_path)["processbench_step_auc"] == {"oracle": auc}
+    assert headline(load_metrics(tmp_path))["processbench_step_auc"] == {"oracle": auc}
     assert ("| 0.620 |" in md) is (auc == 0.62) and "| prm/a |" in md
 
 
 def test_report_without_an_oracle_prm_raises_no_prm_flag(tmp_path):
     _metrics(tmp_path)
-    assert "**Weak PRMs.**" not in build(tmp_path, tmp_path / "figures")
+    assert "**Weak PRMs.**" not in _build(tmp_path)
 
 
 def test_study_metrics_are_the_few_numbers_dvc_shows():
-    from stages.report import study_metrics
+    from prmlab.report import study_metrics
 
     h = {"processbench_f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3, "oracle": 60.0, "critic_judge": 80.0},
          "consensus_kept": 71.5, "best_of_n": {"maj": 60.0}}
@@ -220,9 +226,9 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
 
 
 def test_best_of_n_table_and_prm_results_carry_the_within_problem_auc(tmp_path):
-    from stages.report import prm_results
+    from prmlab.report import prm_results
 
     _metrics(tmp_path)
-    md = build(tmp_path, tmp_path / "figures")
+    md = _build(tmp_path)
     assert "| a prm@4 (product) | 75 | - | 0.750 |" in md and "| maj@4 | 50 | - | - |" in md
-    assert prm_results(tmp_path)["a"]["eval.bon_within_problem_auc_product"] == 0.75
+    assert prm_results(load_metrics(tmp_path))["a"]["eval.bon_within_problem_auc_product"] == 0.75

@@ -17,9 +17,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from prmlab.metrics import argmin_position, best_of_n, mean, processbench_scores
+from prmlab.paper import CLAIMS, CONSENSUS_KEPT, EFFECT
 from prmlab.stats import (
     INCONCLUSIVE,
-    NOT_REPRODUCED,
     all_of,
     bootstrap_ci,
     bootstrap_values,
@@ -28,31 +28,30 @@ from prmlab.stats import (
     verdict,
 )
 
-# The paper's numbers, quoted exactly, with where they are.
-PAPER = {
-    "table4": "Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation 40.1 < LLM-as-a-judge 46.5 < "
-              "human annotation (PRM800K) 56.5",
-    "fig2": "Fig. 2: consensus filtering keeps about 40% of the data; its PRM scores 46.3 avg. F1, above MC's 40.1 (Table 4)",
-    "fig3": "Fig. 3-4: hard and soft MC labels tie before filtering (40.2 vs 40.2 avg. F1); hard labels lead only after "
-            "consensus filtering",
-    "tables67": "Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
-                "Math-Shepherd-PRM-7B 31.5 avg. F1, the PRM800K-trained Qwen PRM 56.5; Table 3: MC Math-Shepherd 440k "
-                "28.9 ProcessBench, 64.3 Best-of-8)",
-    "fig6": "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
-            "responses gain Best-of-N accuracy they do not deserve",
-    "fig8": "Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
-            "(EurusPRM 53-55%, Math-Shepherd-PRM-7B 44.5%); Qwen's own MC-trained PRM 9.8%",
-    "fig9": "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
-            "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "
-            "the paper's text is not in this workspace)",
-}
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
-# The paper's effect each estimate is meant to detect, in its own units (points): the report sets each
-# interval's half-width beside it. Table 4: judge - MC 46.5 - 40.1, human - judge 56.5 - 46.5; Fig. 2:
-# consensus - MC 46.3 - 40.1; Fig. 8: Math-Shepherd-PRM-7B - Qwen MC-trained 44.5 - 9.8.
-PAPER_EFFECT = {"f1_judge_minus_mc": 6.4, "f1_oracle_minus_judge": 10.0, "f1_prm800k_minus_judge": 10.0,
-                "f1_human_minus_judge": 10.0,
-                "f1_consensus_minus_mc": 6.2, "f1_hard_minus_soft": EQUAL_MARGIN, "min_on_last_outcome_minus_process": 34.7}
+KEPT_MARGIN = 15  # Fig. 2's "about 40%" kept: within this many points of it (25-55%)
+# The effect each estimate must resolve: the paper's (prmlab.paper); for its tie (hard = soft), the margin.
+PAPER_EFFECT = EFFECT | {"f1_hard_minus_soft": EQUAL_MARGIN}
+
+
+def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
+    """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}): one seed's bootstrap
+    intervals or the across-seed ones, by the same rule. Each estimate must lie on the claimed side of 0,
+    except the equalities (hard = soft labels; the kept share about 40%; consensus "matches or beats" MC:
+    beats, or else matches within the margin); inflation is decided on mc_hard's excess alone (the other
+    PRMs' are shown beside it). A claim of several estimates needs all of them (prmlab.stats.all_of)."""
+    def one(name: str, lo: float, hi: float) -> str:
+        if name == "kept_share":
+            return equivalence_verdict(lo - CONSENSUS_KEPT, hi - CONSENSUS_KEPT, KEPT_MARGIN)
+        if fid == "hard_soft":
+            return equivalence_verdict(lo, hi, EQUAL_MARGIN)
+        v = verdict(lo, hi)
+        return equivalence_verdict(lo, hi, EQUAL_MARGIN) if fid == "consensus" and v == INCONCLUSIVE else v
+
+    if fid == "inflation":
+        ref = "inflation_excess_mc_hard" if "inflation_excess_mc_hard" in intervals else next(iter(intervals))
+        intervals = {ref: intervals[ref]}
+    return all_of([one(name, *iv) for name, iv in intervals.items()])
 
 
 def _pb_units(rows: list[dict], subsets: Sequence[str]) -> dict[tuple, dict]:
@@ -107,29 +106,32 @@ class Findings:
         self.n_boot, self.seed = n_boot, seed
 
     # ------------------------------------------------------------------ statistics with intervals
-    def pb_diff(self, a: str, b: str) -> tuple[float, float, float]:
-        """F1(a) - F1(b) on the held-out subsets, paired over items (stratified by subset)."""
-        pairs = list(zip(self.pb_keys, self.pb_units))
+    def _estimate(self, units: list, stat, strata=None) -> tuple[float, float, float]:
+        """`stat` over all `units`, and its 95% bootstrap interval over resamples of them."""
+        return (stat(units), *bootstrap_ci(units, stat, self.n_boot, self.seed, strata=strata))
 
+    def _pb_gap(self, a: str, b: str):
+        """F1(a) - F1(b) over a sample of ((subset, id), unit) pairs."""
         def stat(sample):
             subs = [k[0] for k, _ in sample]
             us = [u for _, u in sample]
             return pb_f1(us, subs, a) - pb_f1(us, subs, b)
 
-        lo, hi = bootstrap_ci(pairs, stat, self.n_boot, self.seed, strata=lambda p: p[0][0])
-        return stat(pairs), lo, hi
+        return stat
+
+    def _bon_gap(self, a: str, b: str):
+        """Best-of-N accuracy of a - of b over a sample of problems."""
+        return lambda sample: self.bon_acc(sample, a) - self.bon_acc(sample, b)
+
+    def pb_diff(self, a: str, b: str) -> tuple[float, float, float]:
+        """F1(a) - F1(b) on the held-out subsets, paired over items (stratified by subset)."""
+        return self._estimate(list(zip(self.pb_keys, self.pb_units)), self._pb_gap(a, b), strata=lambda p: p[0][0])
 
     def bon_acc(self, sample: list[str], prm: str, how: str = "product") -> float:
         return 100.0 * mean([float(pick(self.bon[p][prm], how)["correct"]) for p in sample if self.bon[p].get(prm)])
 
     def bon_diff(self, a: str, b: str) -> tuple[float, float, float]:
-        probs = sorted(self.bon)
-
-        def stat(sample):
-            return self.bon_acc(sample, a) - self.bon_acc(sample, b)
-
-        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
-        return stat(probs), lo, hi
+        return self._estimate(sorted(self.bon), self._bon_gap(a, b))
 
     def _raws_problems(self, prm: str) -> list[str]:
         return [p for p in sorted(self.bon) if self.bon[p].get(prm)
@@ -143,40 +145,21 @@ class Findings:
     def inflation(self, prm: str) -> tuple[float, float, float]:
         """Share (%) of problems whose Best-of-N pick is a right answer through a wrong step: the accuracy
         Best-of-N counts that process verification would not."""
-        probs = self._raws_problems(prm)
-
-        def stat(sample):
-            return 100.0 * mean([self._raws(pick(self.bon[p][prm])) for p in sample])
-
-        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
-        return stat(probs), lo, hi
+        return self._estimate(self._raws_problems(prm),
+                              lambda sample: 100.0 * mean([self._raws(pick(self.bon[p][prm])) for p in sample]))
 
     def inflation_excess(self, prm: str) -> tuple[float, float, float]:
         """The PRM's share of such picks minus a random pick's (the share of such responses among each
         problem's candidates), paired by problem, in points: above 0, the PRM prefers them to chance."""
-        probs = self._raws_problems(prm)
-
-        def stat(sample):
-            return 100.0 * mean([self._raws(pick(rs)) - mean([self._raws(r) for r in rs])
-                                 for rs in (self.bon[p][prm] for p in sample)])
-
-        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
-        return stat(probs), lo, hi
+        return self._estimate(self._raws_problems(prm),
+                              lambda sample: 100.0 * mean([self._raws(pick(rs)) - mean([self._raws(r) for r in rs])
+                                                           for rs in (self.bon[p][prm] for p in sample)]))
 
     def bon_over_pb(self, a: str, b: str) -> tuple[float, float, float]:
         """How much more `a` leads `b` on Best-of-N than on ProcessBench, in points:
         (BoN acc a - b) - (F1 a - b), the two resampled independently (different units)."""
-        probs = sorted(self.bon)
-        pairs = list(zip(self.pb_keys, self.pb_units))
-
-        def pb(sample):
-            subs = [k[0] for k, _ in sample]
-            us = [u for _, u in sample]
-            return pb_f1(us, subs, a) - pb_f1(us, subs, b)
-
-        def bon(sample):
-            return self.bon_acc(sample, a) - self.bon_acc(sample, b)
-
+        probs, pairs = sorted(self.bon), list(zip(self.pb_keys, self.pb_units))
+        bon, pb = self._bon_gap(a, b), self._pb_gap(a, b)
         bv = bootstrap_values(probs, bon, self.n_boot, self.seed)
         pv = bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
         lo, hi = percentile_interval([x - y for x, y in zip(bv, pv)])
@@ -185,16 +168,11 @@ class Findings:
     def last_minus_min_gap(self, a: str, b: str) -> tuple[float, float, float]:
         """How much more `a` gains than `b` from scoring a response by its last step instead of its lowest:
         (BoN a by last - by min) - (BoN b by last - by min), in points, paired by problem."""
-        probs = [p for p in sorted(self.bon) if self.bon[p].get(a) and self.bon[p].get(b)]
-
         def gain(sample, prm):
             return self.bon_acc(sample, prm, "last") - self.bon_acc(sample, prm, "min")
 
-        def stat(sample):
-            return gain(sample, a) - gain(sample, b)
-
-        lo, hi = bootstrap_ci(probs, stat, self.n_boot, self.seed)
-        return stat(probs), lo, hi
+        return self._estimate([p for p in sorted(self.bon) if self.bon[p].get(a) and self.bon[p].get(b)],
+                              lambda sample: gain(sample, a) - gain(sample, b))
 
     def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
         """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
@@ -207,13 +185,8 @@ class Findings:
                 if len(r["step_scores"]) > 1]
 
     def min_on_last_diff(self, a: str, b: str) -> tuple[float, float, float]:
-        units = [u for u in self._resp(a) if len(self.bon[u[0]].get(b, [])) > u[1]]
-
-        def stat(sample):
-            return self.min_on_last(a, sample) - self.min_on_last(b, sample)
-
-        lo, hi = bootstrap_ci(units, stat, self.n_boot, self.seed)
-        return stat(units), lo, hi
+        return self._estimate([u for u in self._resp(a) if len(self.bon[u[0]].get(b, [])) > u[1]],
+                              lambda sample: self.min_on_last(a, sample) - self.min_on_last(b, sample))
 
     # ---------------------------------------------------------------------------------- findings
     def rows(self) -> list[list[str]]:
@@ -226,10 +199,11 @@ class Findings:
         have_pb = {n for u in self.pb_units for n in u["pred"]}
         out: list[dict] = []
 
-        def add(fid: str, claim: str, paper: str, ours: str, v: str, **est):
+        def add(fid: str, claim: str, paper: str, ours: str, **est):
             # Each interval's half-width beside the paper's effect it must resolve (PAPER_EFFECT).
             precision = {k: {"half_width": (float(val[2]) - float(val[1])) / 2, "paper_effect": PAPER_EFFECT.get(k)}
                          for k, val in est.items()}
+            v = decide(fid, {k: val[1:] for k, val in est.items()})
             out.append({"id": fid, "claim": claim, "paper": paper, "ours": ours, "verdict": v,
                         "estimates": {k: [float(x) for x in val] for k, val in est.items()}, "precision": precision})
         held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
@@ -246,36 +220,30 @@ class Findings:
             who = {"prm800k": "prm800k (human labels)", "human": "human (the toy's PRM800K: off-policy, fewer, noisy labels)",
                    "oracle": "oracle (the verifier on the policy's own responses: an upper bound, not a human stand-in)"}[human]
             add("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
-                PAPER["table4"],
+                CLAIMS["table4"],
                 f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; {who} - judge {_fmt_ci(*d2)}",
-                all_of([verdict(*d1[1:]), verdict(*d2[1:])]), f1_judge_minus_mc=d1, **{f"f1_{human}_minus_judge": d2})
+                f1_judge_minus_mc=d1, **{f"f1_{human}_minus_judge": d2})
         # 2. consensus keeps ~40% and matches or beats MC with less data
         n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
         if n:
             kept = [1.0] * k + [0.0] * (n - k)
             lo, hi = bootstrap_ci(kept, lambda s: 100.0 * mean(s), self.n_boot, self.seed)
             share = 100.0 * k / n
-            v_keep = ("reproduced" if 25 <= lo and hi <= 55 else NOT_REPRODUCED if hi < 25 or lo > 55 else INCONCLUSIVE)
-            ours = f"kept {_fmt_ci(share, lo, hi)}% (counts as about 40% within 25-55%)"
-            parts = [v_keep]
+            ours = (f"kept {_fmt_ci(share, lo, hi)}% (counts as about {CONSENSUS_KEPT}% within "
+                    f"{CONSENSUS_KEPT - KEPT_MARGIN}-{CONSENSUS_KEPT + KEPT_MARGIN}%)")
             est = {"kept_share": (share, lo, hi)}
             if need("consensus", "mc_hard"):
                 d = self.pb_diff("consensus", "mc_hard")
-                v = verdict(*d[1:])
-                # "matches or beats": beats (interval above 0) or matches (interval within the margin)
-                v = v if v != INCONCLUSIVE else equivalence_verdict(d[1], d[2], EQUAL_MARGIN)
                 ours += f"; F1 consensus - mc_hard {_fmt_ci(*d)}"
-                parts.append(v)
                 est["f1_consensus_minus_mc"] = d
             add("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
-                PAPER["fig2"], ours, all_of(parts), **est)
+                CLAIMS["fig2"], ours, **est)
         # 3. hard vs soft (unfiltered only here): equality only where the interval is narrow enough to show it
         if need("mc_hard", "mc_soft"):
             d = self.pb_diff("mc_hard", "mc_soft")
-            v = equivalence_verdict(d[1], d[2], EQUAL_MARGIN)
             why = ""
             half, gap = (d[2] - d[1]) / 2, abs(d[0])
-            if v == INCONCLUSIVE:
+            if decide("hard_soft", {"f1_hard_minus_soft": d[1:]}) == INCONCLUSIVE:
                 n = len(self.pb_units)
                 # Equality is shown when |d| + half-width <= margin; the half-width shrinks as 1/sqrt(n).
                 # (not `need`: that name is the helper above, called again by the findings below)
@@ -283,10 +251,10 @@ class Findings:
                          f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
                 why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
                        f"+-{EQUAL_MARGIN:g} margin; {items}")
-            add("hard_soft", "Before filtering, hard and soft MC labels are equal", PAPER["fig3"],
+            add("hard_soft", "Before filtering, hard and soft MC labels are equal", CLAIMS["fig3"],
                 f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
                 "trained on the consensus subset here, so the after-filtering half is not tested" + why,
-                v, f1_hard_minus_soft=d)
+                f1_hard_minus_soft=d)
         # The process-label reference: human labels (PRM800K, or the toy verifier's stand-in), else the judge's.
         process_ref = next((n for n in (human, "judge") if n in self.prms and n in have_pb), None)
         # 4. Best-of-N flatters MC-trained PRMs relative to ProcessBench (not "the rankings differ":
@@ -295,35 +263,35 @@ class Findings:
             d = self.bon_over_pb("mc_hard", process_ref)
             bon_d, pb_d = self.bon_diff("mc_hard", process_ref), self.pb_diff("mc_hard", process_ref)
             add("rankings", "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
-                "does better on Best-of-N than on ProcessBench", PAPER["tables67"],
+                "does better on Best-of-N than on ProcessBench", CLAIMS["tables67"],
                 f"mc_hard - {process_ref}: Best-of-N accuracy {_fmt_ci(*bon_d)}, ProcessBench F1 {_fmt_ci(*pb_d)}; "
                 f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
-                verdict(*d[1:]), **{f"bon_minus_pb_gap_mc_hard_vs_{process_ref}": d})
+                **{f"bon_minus_pb_gap_mc_hard_vs_{process_ref}": d})
         # 5. flawed processes inflate BoN: each PRM's share of such picks against a random pick's
         excess = {p: self.inflation_excess(p) for p in self.prms}
         excess = {p: v for p, v in excess.items() if v[1] == v[1]}
         if excess:
-            ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))
+            ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))  # the PRM `decide` reads
             shares = {p: self.inflation(p)[0] for p in excess}
             add("inflation", "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
-                "them more often than a random pick does, which inflates its Best-of-N accuracy", PAPER["fig6"],
+                "them more often than a random pick does, which inflates its Best-of-N accuracy", CLAIMS["fig6"],
                 "BoN picks that are right answers through a wrong step, % of problems, minus a random pick's expected "
                 "share on the same problems: " + ", ".join(f"{p} {shares[p]:.1f}% ({_fmt_ci(*v)})" for p, v in excess.items())
                 + f" (verdict on {ref}; below 0 means the PRM screens such responses out)",
-                verdict(*excess[ref][1:]), **{f"inflation_excess_{p}": v for p, v in excess.items()})
+                **{f"inflation_excess_{p}": v for p, v in excess.items()})
         # 6. min on the final step: an outcome-supervised PRM (the BoN-optimised extreme) against a process one
         if "outcome" in self.prms and process_ref:
             d = self.min_on_last_diff("outcome", process_ref)
             shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
             add("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
-                "its lowest score on the final step far more often than one trained on process labels", PAPER["fig8"],
+                "its lowest score on the final step far more often than one trained on process labels", CLAIMS["fig8"],
                 f"all multi-step responses, ties to the earliest step: {shares}; outcome - {process_ref} {_fmt_ci(*d)} points",
-                verdict(*d[1:]), min_on_last_outcome_minus_process=d)
+                min_on_last_outcome_minus_process=d)
         elif self.prms:
             add("min_on_last", "A PRM trained toward outcomes puts its lowest score on the final step far more often than "
-                "one trained on process labels", PAPER["fig8"],
+                "one trained on process labels", CLAIMS["fig8"],  # no estimate: inconclusive
                 "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: "
-                + ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms), INCONCLUSIVE)
+                + ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms))
         # 7. the aggregation interacts with the label source (Fig. 9): last step vs lowest step, outcome vs process
         if "outcome" in self.prms and process_ref:
             d = self.last_minus_min_gap("outcome", process_ref)
@@ -332,10 +300,10 @@ class Findings:
                              for p in self.prms)
             add("aggregation", "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
                 "than one trained on process labels from scoring a response by its last step instead of its lowest",
-                PAPER["fig9"],
+                CLAIMS["fig9"],
                 f"Best-of-N accuracy by min / product / last: {accs}; (last - min) outcome - (last - min) "
                 f"{process_ref} {_fmt_ci(*d)} points",
-                verdict(*d[1:]), aggregation_last_minus_min_outcome_vs_process=d)
+                aggregation_last_minus_min_outcome_vs_process=d)
         return out
 
 
@@ -372,11 +340,8 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     seeds, a 95% interval across seeds that never falls below the within-seed sampling noise
     (`t_interval`; each seed draws its own world, samples and training), the mean of the within-seed
     bootstrap bounds (problem sampling only),
-    and a verdict decided by the across-seed interval with the same rule as one seed. Needs >= 2 seeds
-    for an interval; a finding missing from some seed is marked so."""
-
-    from prmlab.stats import equivalence_verdict
-
+    and a verdict decided by the across-seed interval with the same rule as one seed (`decide`). Needs >= 2
+    seeds for an interval; a finding missing from some seed is marked so."""
     runs = sorted(per_seed)
     by_id: dict[str, list[dict]] = defaultdict(list)
     for run in runs:
@@ -392,23 +357,7 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
             m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in within])
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": k, "points": pts,
                           "within_seed_lo": sum(w[0] for w in within) / k, "within_seed_hi": sum(w[1] for w in within) / k}
-        if fid == "hard_soft":
-            parts = [equivalence_verdict(e["lo"], e["hi"], EQUAL_MARGIN) for e in ests.values()]
-        elif fid == "consensus":
-            parts = []
-            for name, e in ests.items():
-                if name == "kept_share":
-                    parts.append("reproduced" if 25 <= e["lo"] and e["hi"] <= 55 else
-                                 NOT_REPRODUCED if e["hi"] < 25 or e["lo"] > 55 else INCONCLUSIVE)
-                else:
-                    v = verdict(e["lo"], e["hi"])
-                    parts.append(v if v != INCONCLUSIVE else equivalence_verdict(e["lo"], e["hi"], EQUAL_MARGIN))
-        elif fid == "inflation":
-            ref = "inflation_excess_mc_hard" if "inflation_excess_mc_hard" in ests else next(iter(ests))
-            parts = [verdict(ests[ref]["lo"], ests[ref]["hi"])]
-        else:
-            parts = [verdict(e["lo"], e["hi"]) for e in ests.values()]
-        v = all_of(parts)
+        v = decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         if len(recs) < len(runs):
             v = INCONCLUSIVE
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),

@@ -42,13 +42,6 @@ EURUS_REFERENCE = "Qwen/Qwen2.5-Math-7B-Instruct"  # EurusPRM's model card: its 
 EURUS_COEF = 0.001  # EurusPRM's model card: beta
 SHEPHERD_TAG, SHEPHERD_CANDIDATES = "ки", "+ -"
 
-# ProcessBench average F1 of released PRMs, the PRM paper's Table 7 (arXiv 2501.07301).
-PAPER_TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,
-                "Qwen/Qwen2.5-Math-7B-PRM800K": 56.5, "peiyi9979/math-shepherd-mistral-7b-prm": 31.5,
-                "RLHFlow/Llama3.1-8B-PRM-Mistral-Data": 28.4, "RLHFlow/Llama3.1-8B-PRM-Deepseek-Data": 26.6,
-                "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B": 42.1, "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B": 36.4,
-                "PRIME-RL/EurusPRM-Stage1": 31.2, "PRIME-RL/EurusPRM-Stage2": 31.3}
-
 
 @dataclass(frozen=True)
 class PRMSpec:

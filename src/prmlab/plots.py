@@ -1,4 +1,4 @@
-"""One function per figure; each returns a matplotlib Figure (the report stage saves them)."""
+"""One function per figure; each returns a matplotlib Figure (prmlab.report saves and logs them)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from prmlab.findings import KEPT_MARGIN  # noqa: E402
+from prmlab.paper import CONSENSUS_KEPT, FIG8_QWEN_MC  # noqa: E402
+
 
 def min_position_bars(last_share: dict[str, float]):
     """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8)."""
@@ -14,7 +17,7 @@ def min_position_bars(last_share: dict[str, float]):
     names = list(last_share)
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
     ax.axhline(40.0, ls="--", color="gray", lw=1, label="paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > 40%")
-    ax.axhline(9.8, ls=":", color="gray", lw=1, label="paper Fig. 8: Qwen MC-trained PRM 9.8%")
+    ax.axhline(FIG8_QWEN_MC, ls=":", color="gray", lw=1, label=f"paper Fig. 8: Qwen MC-trained PRM {FIG8_QWEN_MC}%")
     ax.set_ylabel("min score on final step (% of responses)")
     ax.set_title("Where PRMs put their lowest step score")
     ax.set_ylim(0, 100)
@@ -146,7 +149,7 @@ def findings_intervals(records: list[dict]):
         ax.errorbar(pts, ys, xerr=err, fmt="o", color="#4878a8", capsize=3)
         ax.axvline(0.0, color="gray", lw=1)
         if "kept_share" in names:  # the consensus verdict reads "about 40%" as 25-55%
-            ax.axvspan(25.0, 55.0, color="gray", alpha=0.15, lw=0)
+            ax.axvspan(CONSENSUS_KEPT - KEPT_MARGIN, CONSENSUS_KEPT + KEPT_MARGIN, color="gray", alpha=0.15, lw=0)
         ax.set_yticks(ys, [estimate_label(n) for n in names], fontsize=7)
         ax.set_ylim(-0.7, len(names) - 0.3)
         claim = rec.get("claim", rec.get("id", ""))

@@ -1,0 +1,653 @@
+"""The study's report (stage report's core), rebuilt from the metrics files: the paper-shaped tables,
+the figures, and the findings table that sets each of the paper's claims beside its number and ours.
+
+    m = load_metrics(Path("metrics"), "toy", sources)   # every metrics file the report reads, once
+    md = build(m, Page(Path("reports/figures"), run), findings_records(m, pb_scores, bon_scores))
+
+One function per section returns its Markdown lines (`build` lists them in order); every figure goes
+through `Page.figure` (the PNG, logged to the MLflow run, its image line). Beside the report: the
+headline, DVC's metrics, the data of dvc.yaml's plots, each PRM's results on its own training run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from prmlab import plots
+from prmlab.io import atomic_write_text, read_json, write_json
+from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
+from prmlab.stage import Done
+
+N_BOOT = 1000  # bootstrap resamples behind each finding's interval
+
+STAGES = ["sample", "label_mc", "label_judge", "consensus", "eval_processbench", "eval_bon", "analyze_bias",
+          "bootstrap", "train_judge", "inputs"]
+# One profile's own stages: a toy run's bootstrap.json must not show up in a real run's report.
+PROFILE_ONLY = {"bootstrap": "toy", "train_judge": "toy", "inputs": "real"}
+
+
+def load_metrics(mdir: Path, profile: str = "toy", sources: list[str] | None = None) -> dict[str, Any]:
+    """{stage: its metrics, {} where absent} for this profile's stages, and {source: metrics} of `human_data`
+    and `train_prm` for `sources` (all when None): metrics another profile left never mix in. Plus `tune`, the
+    subset eval_processbench tuned the PRMs' thresholds on, and `held`, the others: every ProcessBench number
+    the report headlines is over those."""
+    def load(p: Path) -> dict:
+        return read_json(p) if p.exists() else {}
+
+    m: dict[str, Any] = {s: load(mdir / f"{s}.json") if PROFILE_ONLY.get(s, profile) == profile else {} for s in STAGES}
+    m["human_data"] = {s: load(mdir / "human_data" / f"{s}.json") for s in sources or []
+                       if (mdir / "human_data" / f"{s}.json").exists()}
+    m["train_prm"] = {p.stem: read_json(p) for p in sorted((mdir / "train_prm").glob("*.json"))
+                      if sources is None or p.stem in sources}
+    models = m["eval_processbench"].get("models", {})
+    m["tune"] = next((v["tuned"].get("threshold_subset") for v in models.values() if "tuned" in v), None)
+    m["held"] = [s for s in m["eval_processbench"].get("items", []) if s != m["tune"]]
+    return m
+
+
+def fmt(x, nd=1) -> str:
+    if isinstance(x, bool) or not isinstance(x, int | float):
+        return str(x)
+    if isinstance(x, int) or float(x).is_integer():
+        return str(int(x))
+    return f"{x:.3f}" if abs(x) < 1 else f"{x:.{nd}f}"  # shares keep 3 decimals, percentages 1
+
+
+def table(header: list[str], rows: list[list]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+class Page:
+    """Where the report's figures go (the figures folder; the report's MLflow run, when there is one) and
+    the stage runs its sections link to: the latest finished run of each (`make ui` serves the links at
+    PRMLAB_UI_URL, default http://127.0.0.1:5000)."""
+
+    def __init__(self, figdir: Path, run=None):
+        self.figdir, self.run = Path(figdir), run
+        self.runs = run.stage_runs() if run is not None else {}  # {stage: run id}
+        base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
+        self.links = {name: f"{base}/#/experiments/{run.run.info.experiment_id}/runs/{rid}" for name, rid in self.runs.items()}
+
+    def figure(self, fig, name: str, alt: str) -> str:
+        """Save a figure under the figures folder, log it to the report's MLflow run (when there is one),
+        close it, and return its Markdown line."""
+        import matplotlib.pyplot as plt
+
+        fig.savefig(self.figdir / name, dpi=110)
+        if self.run is not None:
+            self.run.figure(fig, f"figures/{name}")
+        plt.close(fig)
+        return f"![{alt}](figures/{name})"
+
+    def see(self, *stages: str) -> list[str]:
+        """The MLflow runs behind a section's numbers, as links (when the report runs under MLflow)."""
+        got = [f"[{st}]({self.links[st]})" for st in stages if st in self.links]
+        return [f"MLflow: {', '.join(got)}", ""] if got else []
+
+
+def pb_heldout_f1(res: dict, held: list[str]) -> float | None:
+    """A ProcessBench model's headline F1: over the subsets its threshold was not tuned on (a critic has none)."""
+    t = res.get("tuned", res)
+    if "tuned" in res:
+        return t.get("heldout_average_f1")
+    return sum(t[s]["f1"] for s in held) / len(held) if held else t.get("average_f1")
+
+
+def error_correct(models: dict, subsets: list[str]) -> dict[str, tuple[float, float]]:
+    """Per model: (error-sample, correct-sample) accuracy averaged over `subsets`, unweighted as the F1
+    headline is; a PRM at its tuned threshold (the critic has none)."""
+    return {name: tuple(sum(res.get("tuned", res)[s][k] for s in subsets) / len(subsets)
+                        for k in ("error_acc", "correct_acc")) for name, res in models.items()}
+
+
+def _auc(res: dict, held: list[str]):
+    """A PRM's step AUC, averaged over the held-out subsets (all if none is held out); '-' for a critic."""
+    auc = res.get("step_auc")
+    if not auc:
+        return "-"
+    if held:  # eval_processbench averaged them already
+        return "-" if auc["heldout_average"] is None else f"{auc['heldout_average']:.3f}"
+    vals = [v for k, v in auc.items() if k != "heldout_average" and v is not None]
+    return f"{sum(vals) / len(vals):.3f}" if vals else "-"
+
+
+def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n_boot: int = N_BOOT) -> list[dict]:
+    """The findings (prmlab.findings) from the eval stages' per-item scores; none without them."""
+    from prmlab.findings import Findings
+    from prmlab.io import read_jsonl
+
+    pbm = m["eval_processbench"]
+    if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
+        return []
+    pb_rows = [r for r in read_jsonl(pb_scores) if "step_scores" in r]
+    f = Findings(pb_rows, list(pbm["items"]), m["tune"], read_jsonl(bon_scores), m["consensus"], n_boot=n_boot)
+    return f.records()
+
+
+# ---------------------------------------------------------------------------------------------- sections
+
+MARKS = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive"}
+
+
+def summary(recs: list[dict]) -> list[str]:
+    """What reproduced and what did not, first: a verdict count, then each claim with its estimates."""
+    if not recs:
+        return []
+    counts = Counter(f["verdict"] for f in recs)
+
+    def est(f: dict) -> str:
+        return "; ".join(f"{plots.estimate_label(k)} {v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]" for k, v in f["estimates"].items())
+
+    return ["## Summary", "",
+            f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
+            f"{counts.get('not reproduced', 0)} not reproduced, {counts.get('inconclusive', 0)} inconclusive "
+            "(95% bootstrap intervals, one seed; the paper's quotes, the tests and the interval widths are under "
+            "\"Findings in detail\" below; the spread over seeds is reports/seeds.md once `make study-seeds SEEDS=3` has "
+            "run on this study: it names the commit whose study it covers).", "",
+            table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), MARKS.get(f["verdict"], f["verdict"])] for f in recs]),
+            ""]
+
+
+def the_data(m: dict) -> list[str]:
+    inputs = m["inputs"]
+    return ["## The data", "",
+            f"{inputs['train_problems']} training problems (after removing {inputs.get('removed_total', 0)} that are "
+            f"evaluation problems), {inputs['eval_problems']} Best-of-N problems, {inputs['processbench_items']} ProcessBench items; "
+            "models: " + ", ".join(f"{k} {v}" for k, v in inputs.get("models", {}).items()) + ".", ""] if inputs else []
+
+
+# The toy models' measures worth a reader's eye, in words (metrics/bootstrap.json, metrics/train_judge.json).
+BOOT_LABELS = {"policy_accuracy": "policy: final-answer accuracy (fraction)",
+               "policy_flawed_correct_share": "policy: right answers through a wrong step (fraction of responses)",
+               "policy_first_error_slip_share": "policy: first error an arithmetic slip (fraction)",
+               "policy_first_error_operand_share": "policy: first error a misread quantity (fraction)",
+               "judge_first_error_accuracy": "judge: first-error accuracy on the policy's responses",
+               "judge_baseline_always_none": "judge baseline: always answering 'no error'",
+               "judge_accuracy_on_erroneous": "judge: accuracy on erroneous responses",
+               "judge_accuracy_on_correct": "judge: accuracy on error-free responses",
+               "judge_unparsed_share": "judge: replies it could not parse (fraction)",
+               "base_params": "parameters per model", "eval_problems": "held-out problems measured on",
+               "base_train_seconds": "base LM training (s)", "judge_train_seconds": "judge training (s)"}
+
+
+def toy_models(m: dict) -> list[str]:
+    """The toy policy's and judge's measures, and a flag on a judge no better than always answering -1."""
+    boot = m["bootstrap"] | m["train_judge"]
+    if not boot:
+        return []
+    md = ["## The toy models", "", "Measured on held-out problems by the exact verifier (bootstrap@toy: policy; "
+          "train_judge@toy: the judge on the policy's responses).", "",
+          table(["measure", "value"], [[BOOT_LABELS[k], boot[k]] for k in BOOT_LABELS if isinstance(boot.get(k), int | float)]), ""]
+    jacc, jbase = boot.get("judge_first_error_accuracy"), boot.get("judge_baseline_always_none")
+    if jacc is not None and jbase is not None and jacc < jbase + 0.05:
+        md += [f"**Weak judge.** Its first-error accuracy ({jacc:.2f}) is not clearly above always answering -1 ({jbase:.2f}): "
+               "the judge and consensus labels, and every finding below built on them, come from a judge that finds few errors.", ""]
+    return md
+
+
+def judge_example(samples: Path, labels: Path, max_chars: int = 3000) -> list[str]:
+    """One judged response with an error and the judge's reply, verbatim: the reply format a reader
+    should see (the toy judge writes a check per paragraph before its verdict, as the paper's does)."""
+    from prmlab.io import read_jsonl
+    from prmlab.records import JudgeLabel, Response
+
+    resp = {r.response_id: r for r in read_jsonl(samples, Response)}
+    picks = [(resp[j.response_id], j) for j in read_jsonl(labels, JudgeLabel) if j.parsed and j.response_id in resp]
+    # The first response the verifier (toy) or else the judge says is wrong, so the reply shows a check failing.
+    wrong = [(r, j) for r, j in picks if (r.true_first_error if r.true_first_error is not None else j.first_error) not in (-1, None)]
+    if not (wrong or picks):
+        return []
+    r, j = (wrong or picks)[0]
+    reply = j.raw[0] if j.raw else ""
+    cut = f"\n... ({len(reply) - max_chars} more characters)" if len(reply) > max_chars else ""
+    truth = f"; the verifier's: {r.true_first_error}" if r.true_first_error is not None else ""
+    steps = "\n\n".join(f"[{i}] {s}" for i, s in enumerate(r.steps))
+    return ["## The judge's reply format", "",
+            f"Response `{r.response_id}` (steps numbered from 0), the judge's verdict {j.first_error}{truth}:", "",
+            "```text", steps[:max_chars], "```", "", "Its reply, verbatim:", "", "```text", reply[:max_chars] + cut, "```", ""]
+
+
+def synthesis(m: dict, page: Page) -> list[str]:
+    sample, mc, jd, cons = m["sample"], m["label_mc"], m["label_judge"], m["consensus"]
+    return ["## Data synthesis", "", *page.see("sample", "label_mc", "label_judge", "consensus"),
+            f"Sampled {sample.get('kept')} responses ({fmt(100 * sample.get('accuracy', 0))}% correct); "
+            f"MC spent {mc.get('rollouts')} rollouts ({mc.get('truncated_rollouts', 0)} cut by a length limit, counted as failing); "
+            f"the judge left {jd.get('unparsed')} answers unparsed ({jd.get('truncated_replies', 0)} replies cut by a length limit); "
+            f"consensus kept {cons.get('agree')} of {cons.get('responses')} ({fmt(100 * cons.get('consensus_kept_share', 0))}%, "
+            f"paper: ~{CONSENSUS_KEPT}%).", ""] if sample else []
+
+
+def released_labels(m: dict) -> list[str]:
+    human = m["human_data"]
+    return ["## Released step labels (PRM800K, Math-Shepherd)", "",
+            "Converted by human_data@<source> (rules: src/prmlab/human_labels.py); examples whose problem is in an "
+            "evaluation set were dropped.", "",
+            table(["source", "rows", "skipped (quality control / screening / no rated step)", "examples",
+                   "dropped as evaluation problems", "kept", "kept with a wrong step"],
+                  [[src, h.get("rows", 0), f"{h.get('skipped_quality_control', 0)} / {h.get('skipped_screening', 0)} / "
+                    f"{h.get('skipped_no_rated_step', 0)}", h.get("converted", 0), h.get("removed_total", 0),
+                    h.get("examples", 0), h.get("with_wrong_step", 0)] for src, h in human.items()]), ""] if human else []
+
+
+def label_quality(m: dict, page: Page) -> list[str]:
+    audit, by, md = m["consensus"].get("audit") or {}, m["consensus"].get("audit_by") or {}, []
+    if audit:
+        md += ["## Label quality by source (against the exact verifier)", "",
+               table(["source", "first-error acc", "precision (wrong)", "recall (wrong)", "missed errors", "false alarms", "responses"],
+                     [[s, a["first_error_accuracy"], a["step_precision_wrong"], a["step_recall_wrong"], a["missed_error_rate"],
+                       a["false_alarm_rate"], a["responses"]] for s, a in audit.items()]), "",
+               page.figure(plots.label_quality(audit), "label_quality.png", "label quality"), ""]
+    if by:
+        def pct(x: float) -> str:
+            return f"{100 * x:.1f}"
+
+        md += ["### Where each labeller fails (the world's mechanisms)", "",
+               "False alarm: a correct step called wrong (for MC: the completer fails from a good prefix, the paper's "
+               "incorrect answers from correct steps); missed: a wrong step called right (for MC: later steps recover "
+               "the answer, correct answers from wrong steps). Hard problems are longer and use larger numbers than "
+               "the toy models trained on; error kinds are the verifier's first error (the judge is blind to "
+               "`operand`, a misread quantity, where `toy_judge.blind_spots` says so). Percentages.", "",
+               table(["responses", "n", "consensus keeps", "MC first-error acc", "MC false alarms", "MC missed",
+                      "judge first-error acc", "judge false alarms", "judge missed"],
+                     [[f"{group}: {name}", d["responses"], pct(d["consensus_kept_share"]),
+                       pct(d["mc"]["first_error_accuracy"]), pct(d["mc"]["false_alarm_rate"]), pct(d["mc"]["missed_error_rate"]),
+                       pct(d["judge"]["first_error_accuracy"]), pct(d["judge"]["false_alarm_rate"]),
+                       pct(d["judge"]["missed_error_rate"])]
+                      for group, parts in (("difficulty", by["difficulty"]), ("first error", by["first_error_kind"]))
+                      for name, d in parts.items()]), ""]
+    return md
+
+
+def processbench(m: dict, page: Page) -> list[str]:
+    pbm = m["eval_processbench"]
+    if not pbm:
+        return []
+    models, subsets, tune, held = pbm["models"], list(pbm["items"]), m["tune"], m["held"]
+    rows, rows5 = [], []
+    for name, res in models.items():
+        t = res.get("tuned", res)
+        t05 = res.get("threshold_0.5", t)
+        head = pb_heldout_f1(res, held)
+        paper = BY_SOURCE.get(name[4:]) if name.startswith("prm/") else None
+        rows.append([name] + [f"{t[s]['error_acc']:.1f} / {t[s]['correct_acc']:.1f} / {t[s]['f1']:.1f}" for s in subsets]
+                    + [head if head is not None else "-", t05.get("heldout_average_f1") or t05["average_f1"],
+                       t.get("threshold", "-"), _auc(res, held), f"{paper[1]} ({paper[0]})" if paper else "-"])
+        rows5.append([name] + [t[s]["flawed_correct_answer_acc"] for s in subsets])
+    scope = f"held-out subsets ({', '.join(held)}; threshold tuned on {tune})" if tune and held else "all subsets"
+    md = ["## ProcessBench (like Table 7)", "", *page.see("eval_processbench"),
+          f"error acc / correct acc / F1 per subset; average F1 over the {scope}, at the tuned threshold and at 0.5.", "",
+          table(["model", *subsets, "avg F1 (tuned)", "avg F1 (0.5)", "threshold", "step AUC",
+                 "paper avg F1, same label source"], rows), "",
+          "Step AUC: the chance that a step before the first error scores above the first wrong step "
+          f"({'held-out subsets' if held else 'all subsets'}; threshold-free; 0.5 is chance).", "",
+          "Paper, average F1: " + ", ".join(f"{k} {v}" for k, v in PB_F1.items()) + ".", "",
+          "## Accuracy on correct answers with flawed processes (like Table 5)", "",
+          table(["model", *subsets], rows5), ""]
+    # Which half of F1 a model loses: erroneous vs error-free samples, on the subsets the threshold never saw.
+    over = held or subsets
+    if over:  # no subset had items (e.g. a weak tiny policy built an empty toy ProcessBench): nothing to plot
+        where = f"{', '.join(over)}, tuned threshold" if held else "all subsets, tuned threshold"
+        md += ["### Error-sample and correct-sample accuracy", "",
+               page.figure(plots.processbench_error_correct(error_correct(models, over), where),
+                           "processbench_error_correct.png", "ProcessBench error/correct accuracy"), ""]
+    if pbm.get("empty_subsets"):
+        md += [f"**No items** in subset(s) {', '.join(pbm['empty_subsets'])}: skipped.", ""]
+    return md
+
+
+# Where our Best-of-N protocol differs from Qwen2.5-Math's evaluation (Table 6 of the paper).
+PROTOCOL_NOTES = [
+    "Every benchmark is asked zero-shot with the Qwen2.5-Math-Instruct CoT chat prompt (system: reason step by step, "
+    "answer in \\boxed{}); Qwen's harness has benchmark-specific prompt types.",
+    "MMLU STEM is asked zero-shot as a multiple-choice question with the options listed as (A)-(D) and graded on the letter.",
+    "MATH is the full 5,000-problem test set in its original per-problem files (`real.eval.math`); MATH500 can be named instead.",
+    "Answers are compared with math-verify (`verify(gold, pred)`), not Qwen's own grader.",
+]
+
+
+def table6(res: dict, n: int) -> str:
+    """Per-benchmark accuracy, rows per method, like the paper's Table 6."""
+    benches = [b for b in res["baselines"] if b != "average"]
+    rows = [[f"maj@{n}", *[res["baselines"][b]["maj"] for b in benches], res["baselines"]["average"]["maj"]],
+            [f"pass@{n}", *[res["baselines"][b]["pass"] for b in benches], res["baselines"]["average"]["pass"]]]
+    for name, t in res.items():
+        if name != "baselines" and "prm_product" in t.get("average", {}):
+            rows.append([f"{name} prm@{n} (product)", *[t[b].get("prm_product", "-") for b in benches],
+                         t["average"]["prm_product"]])
+    return table(["method", *benches, "avg"], rows)
+
+
+def weak_prm_note(bon: dict, pbm: dict, n: int) -> list[str]:
+    """A flag when even the PRM trained on exact labels (toy `oracle`) has not learned them: it picks
+    no better than a random pick or maj@N, or its step AUC is under 0.8 (issue #19's bar). The comparisons between PRMs
+    then say more about training budget than about label sources."""
+    o = bon.get("oracle", {}).get("average", {}).get("prm_product")
+    rnd, maj = bon["baselines"]["average"].get("random"), bon["baselines"]["average"].get("maj")
+    auc = (pbm.get("models", {}).get("prm/oracle", {}).get("step_auc") or {}).get("heldout_average")
+    if o is None or rnd is None:
+        return []
+    weak = o <= max(rnd, maj) or (auc is not None and auc < 0.8)
+    if not weak:
+        return []
+    return [f"**Weak PRMs.** The oracle PRM, trained on the verifier's exact labels, picks {o:.1f}% against "
+            f"{rnd:.1f}% for a random pick and {maj:.1f}% for maj@{n}"
+            + (f"; its step AUC is {auc:.2f} (bar: 0.8)" if auc is not None else "")
+            + ". The PRMs have not fully learned even exact labels with this training budget, so differences between "
+              "label sources below are weaker evidence than their intervals suggest. What closes it is distinct training "
+              "responses together with optimizer steps (more steps alone memorise): reports/benchmarks.md has the "
+              "measured budgets and minutes, docs/DESIGN.md the levers tried.", ""]
+
+
+def bon_results(m: dict, page: Page) -> list[str]:
+    bonm = m["eval_bon"]
+    if not bonm:
+        return []
+    res = bonm["results"]
+    base = res["baselines"]["average"]
+    n = bonm["n"]
+    within = bonm.get("within_problem_auc", {})
+    rows = [[f"maj@{n}", base["maj"], "-", "-"], [f"pass@{n}", base["pass"], "-", "-"]]
+    if "random" in base:  # a PRM below this ranks responses no better than chance
+        rows.insert(0, [f"random pick of {n}", base["random"], "-", 0.5])
+    for name, t in res.items():
+        if name == "baselines":
+            continue
+        for agg in ("product", "min", "last"):
+            if f"prm_{agg}" in t["average"]:
+                auc = within.get(name, {}).get(agg)
+                rows.append([f"{name} prm@{n} ({agg})", t["average"][f"prm_{agg}"],
+                             t["average"].get(f"prm_{agg}_process_verified", "-"), "-" if auc is None else f"{auc:.3f}"])
+    paper_bon = [f"{row} {bon}" for src, (row, _, bon) in BY_SOURCE.items() if bon is not None and src in res]
+    md = ["## Best-of-N (like Table 6)", "", *page.see("eval_bon"), f"{bonm['problems']} problems, up to {n} responses each.", "",
+          table(["method", "accuracy", "process-verified accuracy", "within-problem AUC"], rows), "",
+          "Within-problem AUC (where the verifier labels the candidates): the chance that the response score ranks "
+          "an error-free response above a flawed one of the same problem, what Best-of-N needs (a random pick: "
+          "0.5). ProcessBench's step AUC pools items and also rewards telling hard problems from easy ones.", ""]
+    if paper_bon:
+        md += ["Paper, Best-of-8 average accuracy with a PRM from the same label source: " + ", ".join(paper_bon) + ".", ""]
+    md += weak_prm_note(res, m["eval_processbench"], n)
+    if len(res["baselines"]) > 2:  # more than one benchmark besides the average
+        md += ["## Best-of-N per benchmark (like Table 6)", "", table6(res, n), "",
+               "Differences from Qwen's evaluation protocol:", "", *[f"- {x}" for x in PROTOCOL_NOTES], ""]
+    by_n = bonm.get("by_n")
+    if by_n:
+        ns = [r["n"] for r in by_n]
+        names = list(dict.fromkeys(k for r in by_n for k in r if k != "n"))
+        curve = [[f"{k}@N" if k in ("maj", "pass") else f"{k} prm@N (product)", *[r.get(k, "-") for r in by_n]]
+                 for k in names]
+        md += ["## Best-of-N against N", "", "Averaged accuracy (%) from each problem's first N responses.", "",
+               table(["method", *[f"N={x}" for x in ns]], curve), "",
+               page.figure(plots.bon_curve(by_n, bonm.get("problems", 0)), "bon_curve.png", "Best-of-N against N"), ""]
+    return md
+
+
+def min_position(m: dict, page: Page) -> list[str]:
+    bias = m["analyze_bias"]
+    if not bias:
+        return []
+    prms = bias.get("prms", {})
+    md = ["## Where the lowest step score sits (like Fig. 8)", "", *page.see("analyze_bias"),
+          "Fig. 8 counts all Best-of-8 responses; the BoN-selected share is shown beside it. A minimum shared by "
+          "several steps counts as the earliest of them; the last column says how often that rule decided.", "",
+          table(["PRM", "all: min on final step (%)", "BoN-selected: min on final step (%)", "mean relative position",
+                 "min tied between steps (%)"],
+                [[k, v["min_on_last_step_all"], v["min_on_last_step_bon_selected"], v["mean_relative_min_position"],
+                  v.get("tie_share", "-")] for k, v in prms.items()]), ""]
+    if prms:
+        md += [page.figure(plots.min_position_bars({k: v["min_on_last_step_all"] for k, v in prms.items()}),
+                           "min_position.png", "min position"), "",
+               page.figure(plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}),
+                           "min_position_hist.png", "min position histogram"), ""]
+    if bias.get("policy"):
+        p = bias["policy"]
+        md += [f"Policy on the BoN problems: {p['accuracy']:.1f}% correct, of which {p['flawed_among_correct']:.1f}% reached "
+               f"through a flawed step (paper Fig. 6 reports this bias for real policies).", ""]
+    return md
+
+
+def bon_vs_processbench(m: dict, page: Page) -> list[str]:
+    """Each PRM's Best-of-N accuracy (product) against its headline ProcessBench F1 (all subsets' without
+    a held-out one): the comparison of Tables 6 and 7."""
+    bon = {k: t for k, t in m["eval_bon"].get("results", {}).items() if k != "baselines"}
+    points = {}
+    for name, res in m["eval_processbench"].get("models", {}).items():
+        if name.startswith("prm/") and name[4:] in bon:
+            head = pb_heldout_f1(res, m["held"])
+            points[name[4:]] = (bon[name[4:]]["average"]["prm_product"], head if head is not None else res.get("tuned", res)["average_f1"])
+    return [page.figure(plots.bon_vs_processbench(points), "bon_vs_processbench.png", "BoN vs ProcessBench"), ""] if points else []
+
+
+def untrained(m: dict) -> list[str]:
+    names = [s for s, t in m["train_prm"].items() if t.get("trained") is False]
+    return [f"**Untrained PRMs** (their label source produced no examples; their rows above are meaningless): "
+            f"{', '.join(names)}.", ""] if names else []
+
+
+def findings_detail(recs: list[dict], n_boot: int, page: Page) -> list[str]:
+    def precision(f: dict) -> str:
+        return "; ".join(f"+-{p['half_width']:.1f}" + (f" vs {p['paper_effect']:g}" if p.get("paper_effect") else "")
+                         for p in f.get("precision", {}).values()) or "-"
+
+    md = ["## Findings in detail: the paper's claims and ours", "",
+          "Each claim is quoted from the paper with its table or figure, beside what this run measured, with a 95% "
+          f"bootstrap interval ({n_boot} resamples of problems or ProcessBench items, paired between PRMs). The verdict "
+          "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
+          "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
+          "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
+          "it cannot resolve that effect.", "",
+          "What varies between machines: labels and evaluation sets are identical for the same params; PRM training is "
+          "deterministic run to run on one machine, but the number of torch threads (and the CPU's kernels) changes the "
+          "order of floating-point sums, so another machine trains other weights from the same data "
+          "(benchmarks/bench_determinism.py). Every PRM figure (F1, Best-of-N accuracy, where the lowest score sits) "
+          "therefore moves between machines; the verdicts are meant to hold within the across-seed intervals of "
+          "reports/seeds.md (when it covers this study's commit), not to repeat to the digit.", "",
+          table(["claim", "paper", "ours (95% interval)", "verdict", "half-width vs the paper's effect (points)"],
+                [[f["claim"], f["paper"], f["ours"], MARKS.get(f["verdict"], f["verdict"]), precision(f)] for f in recs]) if recs
+          else "No findings: the per-item scores files are missing.", ""]
+    if recs:
+        md += [page.figure(plots.findings_intervals(recs), "findings_intervals.png", "findings intervals"), ""]
+    return md
+
+
+def provenance(page: Page) -> list[str]:
+    """Where every number came from: the commit and the MLflow runs (`make ui`, experiment page)."""
+    if page.run is None:
+        return []
+    from prmlab.tracking import git_commit
+
+    parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
+    rows = [[name, f"[`{rid}`]({page.links[name]})"] for name, rid in page.runs.items() if name != "report"]
+    return ["## Provenance", "",
+            f"Commit `{git_commit()}`; this report's MLflow run `{page.run.id}`"
+            + (f", under the flow run `{parent}`" if parent else "") + ". The latest finished run of each stage "
+            "in the same MLflow experiment (`make ui`):", "", table(["stage", "MLflow run id"], rows), ""]
+
+
+def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = ()) -> str:
+    """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines)."""
+    page.figdir.mkdir(parents=True, exist_ok=True)
+    md = ["# prmlab report", "",
+          "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
+          "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
+          *summary(recs), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
+          *label_quality(m, page), *processbench(m, page), *bon_results(m, page), *min_position(m, page),
+          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page), *provenance(page)]
+    return "\n".join(md)
+
+
+def to_html(md: str) -> str:
+    """reports/report.html: the report as a page (tables, images beside it in figures/); MLflow's artifact
+    view shows markdown image links as text, a page it renders."""
+    import markdown
+
+    body = markdown.markdown(md, extensions=["tables", "fenced_code"])
+    style = ("body{font-family:sans-serif;max-width:1100px;margin:2em auto;line-height:1.45}"
+             "table{border-collapse:collapse;font-size:13px;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 6px;"
+             "vertical-align:top}th{background:#f3f3f3}img{max-width:100%}code{background:#f6f6f6}")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>prmlab report</title><style>{style}</style>"
+            f"</head><body>\n{body}\n</body></html>\n")
+
+
+# ------------------------------------------------------------------------------------ beside the report
+
+def headline(m: dict) -> dict:
+    """The numbers a reader wants first, from the metrics files: reports/headline.json, which `prmlab
+    metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's)."""
+    r1 = lambda x: None if x is None else round(float(x), 1)  # noqa: E731
+    h: dict = {}
+    sample, cons, judge = m["sample"], m["consensus"], m["train_judge"]
+    if sample.get("accuracy") is not None:
+        h["policy_accuracy"] = r1(100 * sample["accuracy"])
+    if judge:
+        h["judge_first_error_accuracy"] = r1(100 * judge["judge_first_error_accuracy"])
+        h["judge_baseline_always_no_error"] = r1(100 * judge["judge_baseline_always_none"])
+    if cons.get("consensus_kept_share") is not None:
+        h["consensus_kept"] = r1(100 * cons["consensus_kept_share"])
+    if cons.get("audit"):
+        h["label_first_error_accuracy"] = {s: r1(100 * a["first_error_accuracy"]) for s, a in cons["audit"].items()}
+    models = m["eval_processbench"].get("models")
+    if models:
+        # PRMs by label source; the judge evaluated as a critic apart from the PRM trained on its labels.
+        key = lambda name: name[4:] if name.startswith("prm/") else name.replace("critic/", "critic_")  # noqa: E731
+        h["processbench_f1"] = {key(name): r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
+        auc = {key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
+        if auc:  # a PRM's threshold-free step AUC (0-1; issue #19's target for the oracle PRM: >= 0.8)
+            h["processbench_step_auc"] = {k: None if v is None else round(v, 3) for k, v in auc.items()}
+    bonm = m["eval_bon"]
+    if bonm.get("results"):
+        n, res = bonm["n"], bonm["results"]
+        # One key whatever eval_bon.n is, so `dvc exp show` keeps its columns across a sweep of N.
+        h["best_of_n"] = {"n": n} | {k: r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
+        h["best_of_n"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
+    if m["analyze_bias"].get("prms"):
+        h["min_on_final_step_share"] = {k: r1(v["min_on_last_step_all"]) for k, v in m["analyze_bias"]["prms"].items()}
+    return h
+
+
+def study_metrics(h: dict, recs: list[dict]) -> dict:
+    """reports/metrics.json, the one file DVC declares as metrics: a handful of numbers that fit a
+    120-column `dvc metrics show` / `dvc exp show` (the headline and the detailed files hold the rest):
+    the verdict counts, held-out F1 of the MC, judge and human-label PRMs, and consensus's kept share."""
+    counts = Counter(f["verdict"] for f in recs)
+    f1 = h.get("processbench_f1", {})
+    human = next((n for n in ("prm800k", "human") if n in f1), None)
+    out = {"reproduced": counts.get("reproduced", 0), "inconclusive": counts.get("inconclusive", 0),
+           "not_reproduced": counts.get("not reproduced", 0),
+           "f1": {k: f1[k] for k in ("mc_hard", "judge", human) if k and f1.get(k) is not None}}
+    if h.get("consensus_kept") is not None:
+        out["kept"] = h["consensus_kept"]
+    return out
+
+
+def plot_tables(m: dict, h: dict) -> dict[str, list[dict]]:
+    """The data behind dvc.yaml's plots (reports/plots/<name>.json), rows DVC renders and `dvc plots
+    diff` overlays across experiments: Best-of-N against N, ProcessBench F1, Best-of-N per method,
+    label quality per source, min-score position. From the headline and eval_bon's `by_n`."""
+    rows = lambda d, key, val: [{key: k, val: v} for k, v in (d or {}).items() if v is not None]  # noqa: E731
+    bon = dict(h.get("best_of_n", {}))
+    bon.pop("n", None)
+    n_problems = m["eval_bon"].get("problems", 0)
+
+    def interval(acc: float) -> dict:
+        """A binomial 95% interval (normal approximation) over the Best-of-N problems, in points: the error bars."""
+        half = plots.binomial_half_width(acc, n_problems)
+        return {"lo": max(acc - half, 0.0), "hi": min(acc + half, 100.0)}
+
+    # Long rows, one per (N, method): DVC's plot colours each method (a wide row per N drew every method
+    # in one colour, told apart by dash patterns only).
+    by_n = [{"n": r["n"], "method": k, "accuracy": v, **interval(v)}
+            for r in m["eval_bon"].get("by_n", []) for k, v in r.items() if k != "n" and v is not None]
+    return {"bon_by_n": by_n,
+            "bon_accuracy": [dict(r, **interval(r["accuracy"])) for r in rows(bon, "method", "accuracy")],
+            "processbench_f1": rows(h.get("processbench_f1"), "model", "f1"),
+            "label_quality": rows(h.get("label_first_error_accuracy"), "source", "first_error_accuracy"),
+            "min_on_final_step": rows(h.get("min_on_final_step_share"), "prm", "share")}
+
+
+def prm_results(m: dict) -> dict[str, dict[str, float]]:
+    """Each PRM's evaluation results, as the eval stages and analyze_bias wrote them: held-out ProcessBench
+    F1 and step AUC, Best-of-N accuracy and within-problem AUC per aggregation, min-on-final-step share."""
+    out: dict[str, dict[str, float]] = {}
+    for key, r in (m["eval_processbench"].get("models") or {}).items():
+        if key.startswith("prm/"):
+            out.setdefault(key[4:], {}).update({"eval.processbench_heldout_f1": r["tuned"].get("heldout_average_f1"),
+                                                "eval.processbench_heldout_step_auc": r.get("step_auc", {}).get("heldout_average")})
+    for name, r in (m["eval_bon"].get("results") or {}).items():
+        for k, v in (r.get("average") or {}).items():
+            if k.startswith("prm_") and not k.endswith("_process_verified"):
+                out.setdefault(name, {})[f"eval.bon_{k[4:]}"] = v
+    for name, by_agg in (m["eval_bon"].get("within_problem_auc") or {}).items():
+        for agg, v in by_agg.items():
+            out.setdefault(name, {})[f"eval.bon_within_problem_auc_{agg}"] = v
+    for name, v in (m["analyze_bias"].get("prms") or {}).items():
+        out.setdefault(name, {})["eval.min_on_final_step_pct"] = v.get("min_on_last_step_all")
+    return {n: {k: float(v) for k, v in r.items() if isinstance(v, (int, float))} for n, r in out.items()}
+
+
+def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]]) -> list[str]:
+    """Each PRM's evaluation results onto its own train_prm@<source> run (`runs`: {stage: run id}, as
+    `Page.runs`) and that run's logged model, so MLflow's runs table and compare view rank the PRMs by
+    quality, not by training loss. Returns the sources logged (a reference PRM has no training run here)."""
+    if not runs:
+        return []
+    import mlflow
+
+    client, done = mlflow.MlflowClient(), []
+    for name, metrics in results.items():
+        rid = runs.get(f"train_prm@{name}")
+        if rid is None or not metrics:
+            continue
+        exp = client.get_run(rid).info.experiment_id
+        models = mlflow.search_logged_models(experiment_ids=[exp], filter_string=f"source_run_id = '{rid}'",
+                                             output_format="list")
+        for k, v in metrics.items():
+            client.log_metric(rid, k, v, step=0)
+            for lm in models:
+                client.log_metric(rid, k, v, step=0, model_id=lm.model_id)
+        # The model as the run's output, so the run page's "Logged models" field names it (creating it
+        # with source_run_id links it one way only: the runs table shows it, the run page did not).
+        from mlflow.entities import LoggedModelOutput
+
+        linked = {o.model_id for o in (client.get_run(rid).outputs.model_outputs or [])} if models else set()
+        new = [LoggedModelOutput(lm.model_id, 0) for lm in models if lm.model_id not in linked]
+        if new:  # once: a report rerun (dvc exp run) must not link the same model again (a unique key)
+            client.log_outputs(rid, new)
+        done.append(name)
+    return done
+
+
+# ------------------------------------------------------------------------------------------ the stage
+
+def prepare_report(a, cfg: dict) -> dict:
+    """Every metrics file (this profile's, `train_prm.sources`') and the judge's example, read before the run."""
+    example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
+    return {"metrics": load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources), "example": example}
+
+
+def report(a, cfg: dict, data: dict, run) -> Done:
+    """Stage report: the findings, the report (Markdown and HTML, figures logged to the run), each PRM's
+    results onto its training run, and, with --headline, the headline, DVC's metrics and plots' data."""
+    m = data["metrics"]
+    recs = findings_records(m, Path(a.pb_scores), Path(a.bon_scores))
+    page = Page(Path(a.figures), run)
+    text = build(m, page, recs, example=data["example"])
+    html = Path(a.out).with_suffix(".html")
+    atomic_write_text(a.out, text)
+    atomic_write_text(html, to_html(text))
+    log_prm_results(page.runs, prm_results(m))
+    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs}}
+    if a.headline:
+        outputs[a.headline] = h = headline(m)
+        if a.summary:
+            outputs[a.summary] = study_metrics(h, recs)
+        if a.plots:  # lists, written as JSON (the runner writes a list as JSONL)
+            for name, rows in plot_tables(m, h).items():
+                write_json(Path(a.plots) / f"{name}.json", rows)
+    figures = len(list(Path(a.figures).glob("*.png")))
+    return Done(summary=f"wrote {a.out} ({len(text.splitlines())} lines) and {figures} figures", outputs=outputs,
+                artifacts=[a.out, str(html), a.figures])
