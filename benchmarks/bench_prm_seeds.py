@@ -37,7 +37,7 @@ def runs_at(results: dict, steps: int) -> list[dict]:
     return [r for k, r in sorted(results.items()) if k != "summary" and r["optimizer_steps_asked"] == steps]
 
 
-def summarise(results: dict, steps: int) -> dict:
+def seed_spread(results: dict, steps: int) -> dict:
     """source -> metric -> mean, 95% t-interval across the seeds measured at `steps`, and the points."""
     from prmlab.findings import t_interval
 
@@ -107,7 +107,7 @@ def main() -> None:
                         "optimizer_steps": m["optimizer_steps"], "train_seconds": m["seconds"],
                         **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
         print(json.dumps({key: results[key]}), flush=True)
-        results.setdefault("summary", {})[str(a.steps)] = summarise(results, a.steps)
+        results.setdefault("summary", {})[str(a.steps)] = seed_spread(results, a.steps)
         write_json(a.out, results)  # after each PRM: a deadline or a crash keeps what was measured
 
 

@@ -16,6 +16,7 @@ Outputs: --out judge folder, --manifests/judge.json, --metrics.
 Run: python -m stages.train_judge --base models/base --policy models/policy --out models/judge --manifests data/models --metrics metrics/train_judge.json
 """
 
+from prmlab.labeling import LabelJudgeConfig
 from prmlab.stage import run_stage
 from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig, judge_template, train_judge
 from prmlab.toy.world import ToyWorldConfig
@@ -24,7 +25,8 @@ from prmlab.toy.world import ToyWorldConfig
 def main() -> None:
     run_stage("train_judge", __doc__, paths={"base": "base model folder", "policy": "policy folder", "out": "judge folder",
                                              "manifests": "folder for the models' manifests", "metrics": "metrics JSON"},
-              sections={"toy_judge": ToyJudgeConfig, "toy_models": ToyModelsConfig, "toy": ToyWorldConfig},
+              sections={"toy_judge": ToyJudgeConfig, "toy_models": ToyModelsConfig, "toy": ToyWorldConfig,
+                        "label_judge": LabelJudgeConfig},
               prepare=judge_template, core=train_judge, torch=True)
 
 

@@ -5,9 +5,9 @@ from prmlab.data import (
     BON_BENCHMARKS,
     PROCESSBENCH_SUBSETS,
     dedup,
+    duplicate_key,
     load_benchmark,
     load_processbench,
-    normalise,
 )
 from prmlab.grading import is_equivalent
 from prmlab.io import DataError, read_json
@@ -99,6 +99,6 @@ def test_real_train_sets_share_no_problem_with_the_evaluation_sets_after_dedup()
              "processbench_gsm8k": [i.problem for i in load_processbench("gsm8k", str(need_data("processbench")))]}
     kept, counts = dedup(train, evals)
     print("gsm8k_train dedup:", counts)
-    keys = {normalise(t) for ts in evals.values() for t in ts}
-    assert not any(normalise(p.question) in keys for p in kept)
+    keys = {duplicate_key(t) for ts in evals.values() for t in ts}
+    assert not any(duplicate_key(p.question) in keys for p in kept)
     assert len(kept) + counts["removed_total"] == 7473

@@ -32,7 +32,6 @@ PROCESSBENCH_SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
 # The paper's seven (Table 6): GSM8K, MATH, Minerva Math, GaoKao 2023 En, OlympiadBench, College Math,
 # MMLU STEM. MATH500 (the first 500 of Lightman et al.'s split) stays available as a cheaper MATH.
 BON_BENCHMARKS = ("gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench", "college_math", "mmlu_stem")
-TRAIN_SETS = ("gsm8k_train", "math_train")
 FORMATS = {"gsm8k_train": "gsm8k", "math_train": "math", "math500": "math"}
 
 
@@ -153,7 +152,7 @@ def load_benchmark(name: str, path: str | Path) -> list[Problem]:
     return out
 
 
-def normalise(text: str) -> str:
+def duplicate_key(text: str) -> str:
     """The key two problems are duplicates by: lower-case letters and digits only (drops spacing,
     punctuation and LaTeX markup differences such as `$`, `\\(` or `\\,`); multiple-choice options cut."""
     text = text.split("\nAnswer Choices:")[0]
@@ -166,11 +165,11 @@ def dedup(train: list[Problem], eval_texts: dict[str, list[str]]) -> tuple[list[
     owner: dict[str, str] = {}
     for name, texts in eval_texts.items():
         for t in texts:
-            owner.setdefault(normalise(t), name)
+            owner.setdefault(duplicate_key(t), name)
     kept, seen = [], set()
     removed = {f"removed_{name}": 0 for name in eval_texts} | {"removed_train_repeats": 0}
     for p in train:
-        key = normalise(p.question)
+        key = duplicate_key(p.question)
         if key in owner:
             removed[f"removed_{owner[key]}"] += 1
         elif key in seen:

@@ -17,7 +17,7 @@ _pool: cf.ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-def normalize(ans: str) -> str:
+def normalize_answer(ans: str) -> str:
     s = ans.strip().strip("$").strip()
     s = re.sub(r"\\(?:text|mathrm|textbf)\{([^{}]*)\}", r"\1", s)
     s = s.replace("\\!", "").replace("\\,", "").replace("\\ ", "").replace(" ", "")
@@ -66,7 +66,7 @@ def is_equivalent(gold: str | None, pred: str | None, timeout: float = 5.0) -> b
     if gold is None or pred is None or not str(pred).strip():
         return False
     gold, pred = str(gold), str(pred)
-    if normalize(gold) == normalize(pred):
+    if normalize_answer(gold) == normalize_answer(pred):
         return True
     if threading.current_thread() is threading.main_thread():
         try:

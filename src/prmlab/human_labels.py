@@ -43,7 +43,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from prmlab.data import normalise
+from prmlab.data import duplicate_key
 from prmlab.io import DataError, iter_jsonl, read_json
 from prmlab.params import ParamsError, read_params
 from prmlab.records import PRMExample
@@ -227,17 +227,17 @@ def load_human(source: str, path: str | Path) -> tuple[list[PRMExample], dict[st
 
 
 def drop_eval_problems(examples: list[PRMExample], eval_texts: dict[str, list[str]]) -> tuple[list[PRMExample], dict[str, int]]:
-    """Drop examples whose problem's normalised text (prmlab.data.normalise) is an evaluation problem's.
+    """Drop examples whose problem's normalised text (prmlab.data.duplicate_key) is an evaluation problem's.
     Counts per evaluation set (the first set naming a text owns it) and in total. Unlike our own
     training problems, repeats are kept: PRM800K labels many solutions of one problem."""
     owner: dict[str, str] = {}
     for name, texts in eval_texts.items():
         for t in texts:
-            owner.setdefault(normalise(t), name)
+            owner.setdefault(duplicate_key(t), name)
     removed = {f"removed_{name}": 0 for name in eval_texts}
     kept = []
     for ex in examples:
-        name = owner.get(normalise(ex.prompt))
+        name = owner.get(duplicate_key(ex.prompt))
         if name is None:
             kept.append(ex)
         else:

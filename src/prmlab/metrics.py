@@ -6,7 +6,7 @@ F1 = their harmonic mean, per subset; the headline is the unweighted mean of the
 Reported in percent, as the papers do.
 
 Best-of-N, with these tie rules (the same as Qwen2.5-Math's evaluation scripts):
-- maj@k: answers grouped by exact string after `normalize`; the largest group wins, ties go to the
+- maj@k: answers grouped by exact string after `normalize_answer`; the largest group wins, ties go to the
   group seen first; a response with no answer does not vote; no votes -> wrong.
 - rm@k / prm@k: the highest score among the first k; ties go to the earliest response.
 - pass@k: any of the first k is correct.
@@ -18,7 +18,7 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from prmlab.grading import normalize
+from prmlab.grading import normalize_answer
 
 
 def harmonic(a: float, b: float) -> float:
@@ -112,7 +112,7 @@ def majority_index(answers: Sequence[str | None]) -> int | None:
     for i, a in enumerate(answers):
         if a is None or not str(a).strip():
             continue
-        groups.setdefault(normalize(str(a)), []).append(i)
+        groups.setdefault(normalize_answer(str(a)), []).append(i)
     if not groups:
         return None
     best = max(groups.values(), key=len)  # max() keeps the first of equal-length groups

@@ -54,7 +54,7 @@ def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig,
     return rows, counts
 
 
-def summarize(responses: list[Response], problems: int, cfg: SampleConfig) -> dict:
+def sample_metrics(responses: list[Response], problems: int, cfg: SampleConfig) -> dict:
     n = len(responses)
     m = {"problems": problems, "generated": problems * cfg.n, "kept": n, "dropped": problems * cfg.n - n,
          "accuracy": sum(r.correct for r in responses) / n if n else 0.0,
@@ -104,7 +104,7 @@ def sample(a, cfg: dict, data, run):
     n_shards = (len(problems) + c.shard_size - 1) // c.shard_size
     counts = {k: sum(writer.read_meta(i).get(k, 0) for i in range(n_shards)) for k in ("no_steps", "no_answer", "truncated")}
     writer.finish(n_shards)
-    m = summarize(responses, len(problems), c)
+    m = sample_metrics(responses, len(problems), c)
     m.update({f"dropped_{k}": counts[k] for k in ("no_steps", "no_answer")}, problems_without_gold=len(bad),
              truncated=counts["truncated"])
     return Done(m, f"{m['kept']} responses kept of {m['generated']} from {len(problems)} problems "

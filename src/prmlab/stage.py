@@ -85,7 +85,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     of the core in a process of `accelerate launch` other than the main one, which records nothing."""
     from prmlab.io import DataError, write_json, write_jsonl
     from prmlab.params import ParamsError, load_params
-    from prmlab.tracking import stage_run, summary
+    from prmlab.tracking import done_line, stage_run
 
     a = parse(description, paths, argv)
     name = name.format(**vars(a))
@@ -114,4 +114,4 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
                 run.artifact(path)
     except (ParamsError, DataError) as e:
         fail(name, e)
-    summary(name, done.summary)
+    done_line(name, done.summary)

@@ -308,6 +308,6 @@ class Progress:
             )
 
 
-def summary(stage: str, text: str) -> None:
-    """The one-line summary every stage ends with."""
+def done_line(stage: str, text: str) -> None:
+    """Print the one-line summary every stage ends with (prmlab.stage.run_stage)."""
     print(f"[{stage}] done: {text}", flush=True)

@@ -281,12 +281,10 @@ def bootstrap_models(a, cfg: dict, data, run):
 
 def judge_template(a, cfg: dict) -> tuple[str, str]:
     """The judge style and its template (params `label_judge.style`, `.template_file`), as label_judge will prompt."""
-    from prmlab.params import read_params
     from prmlab.prompts import load_template
 
-    lj = read_params(a.params).get("label_judge", {})
-    style = lj.get("style", "critic")
-    return style, load_template(style, lj.get("template_file"))
+    lj = cfg["label_judge"]
+    return lj.style, load_template(lj.style, lj.template_file)
 
 
 def train_judge(a, cfg: dict, data: tuple[str, str], run):

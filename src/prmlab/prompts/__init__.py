@@ -1,6 +1,6 @@
 """Prompts for the policy, the judge and the critic, and the parsers for their answers.
 
-Templates live in `prmlab/prompts/*.txt` (Python `str.format`); a params key may name a file of
+Templates live beside this module, `prmlab/prompts/*.txt` (Python `str.format`); a params key may name a file of
 the user's instead, e.g. the official ProcessBench template or the PRM paper's judge prompt. A
 template is read as ProcessBench's `run_eval.py` reads its own (`.read().strip()`), must hold
 `{tagged_response}` and one of `{problem}` / `{tagged_problem}` (the problem inside
