@@ -58,21 +58,20 @@ def test_missing_key(tmp_path):
 
 
 def section_configs():
+    from prmlab.bias import AnalyzeBiasConfig
+    from prmlab.bon import EvalBoNConfig
     from prmlab.generation import BackendConfig
     from prmlab.labeling import LabelMCConfig
     from prmlab.params import ProfileConfig
-    from stages.analyze_bias import AnalyzeBiasConfig
+    from prmlab.processbench import BuildPBConfig, EvalPBConfig
+    from prmlab.training import TrainPRMConfig
     from stages.bootstrap import ToyModelsConfig
-    from stages.build_processbench import BuildPBConfig
-    from stages.eval_bon import EvalBoNConfig
-    from stages.eval_processbench import EvalPBConfig
     from stages.inputs import RealConfig
     from stages.label_judge import LabelJudgeConfig
     from stages.problems import ToyWorldConfig
     from stages.sample import SampleConfig
     from stages.toy_human import ToyHumanConfig
     from stages.train_judge import ToyJudgeConfig
-    from stages.train_prm import TrainPRMConfig
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
