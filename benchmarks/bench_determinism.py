@@ -34,7 +34,7 @@ torch.set_num_threads({threads})
 from prmlab.params import load_params
 from prmlab.toy.annotators import annotate
 from prmlab.toy.world import make_problems
-from stages.train_prm import TrainPRMConfig, train
+from prmlab.training import TrainPRMConfig, train
 import dataclasses
 cfg = dataclasses.replace(load_params("train_prm", TrainPRMConfig, {params!r}), steps={steps}, seed=0)
 ex, _ = annotate(make_problems(11, {examples}, "det"), 0, 0.6, {{"slip": 0.5, "operand": 0.5}}, 0.0)

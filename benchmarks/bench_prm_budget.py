@@ -85,9 +85,9 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets (none without items),
     and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8, overall and on
     normal and hard problems apart, with the within-problem response AUC."""
+    from prmlab.bon import bon_table, bon_within_auc, group
     from prmlab.prm import make_scorer
-    from stages.eval_bon import bon_table, bon_within_auc, group
-    from stages.eval_processbench import eval_prm
+    from prmlab.processbench import eval_prm
 
     questions = {p.id: p.question for p in eval_probs}
     t = time.perf_counter()
@@ -138,12 +138,12 @@ def main() -> None:
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import write_json
     from prmlab.params import load_params
+    from prmlab.processbench import EvalPBConfig
     from prmlab.sampling import SampleConfig
+    from prmlab.stage import set_threads
     from prmlab.toy.world import ToyWorldConfig, make_problems
+    from prmlab.training import TrainPRMConfig, train
     from prmlab.training_sets import training_set
-    from stages._common import set_threads
-    from stages.eval_processbench import EvalPBConfig
-    from stages.train_prm import TrainPRMConfig, train
 
     set_threads()
     work = Path(a.work)

@@ -70,12 +70,12 @@ def main() -> None:
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import read_jsonl, write_json
     from prmlab.params import load_params
+    from prmlab.processbench import EvalPBConfig
     from prmlab.records import PRMExample
     from prmlab.sampling import SampleConfig
+    from prmlab.stage import set_threads
     from prmlab.toy.world import ToyWorldConfig
-    from stages._common import set_threads
-    from stages.eval_processbench import EvalPBConfig
-    from stages.train_prm import TrainPRMConfig, train
+    from prmlab.training import TrainPRMConfig, train
 
     t0 = time.perf_counter()
     set_threads()

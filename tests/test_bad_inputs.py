@@ -145,7 +145,7 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("scores,message", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
 def test_bad_bon_scores(tmp_path, scores, message):
-    from stages.analyze_bias import read_scores
+    from prmlab.bias import read_scores
 
     ok = json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.1]})
     bad = json.dumps(SCORE_ROW).encode()[:-1] + b', "step_scores": ' + scores + b"}"
@@ -183,7 +183,7 @@ PARAM_CASES = [
      "label_judge.max_tokens must be >= 1, got 0"),
     ("judge-top-k-zero", "prmlab.labeling:LabelJudgeConfig", "label_judge", {"top_k": 0},
      "label_judge.top_k must be -1 (off) or >= 1, got 0"),
-    ("pb-top-p-zero", "stages.build_processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
+    ("pb-top-p-zero", "prmlab.processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
     ("mc-temperature-string", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a finite number, got string 'hot'"),
@@ -192,11 +192,11 @@ PARAM_CASES = [
      "policy.batch_size must be > 0"),
     ("judge-max-model-len-zero", "prmlab.generation:BackendConfig", "judge", {"max_model_len": 0},
      "judge.max_model_len must be > 0"),
-    ("pb-batch-size-minus-1", "stages.eval_processbench:EvalPBConfig", "eval_processbench", {"batch_size": -1},
+    ("pb-batch-size-minus-1", "prmlab.processbench:EvalPBConfig", "eval_processbench", {"batch_size": -1},
      "eval_processbench.batch_size must be >= 1, got -1"),
-    ("bon-batch-size-zero", "stages.eval_bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
+    ("bon-batch-size-zero", "prmlab.bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
      "eval_bon.batch_size must be >= 1, got 0"),
-    ("bon-aggregations-without-product", "stages.eval_bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
+    ("bon-aggregations-without-product", "prmlab.bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
      "eval_bon.aggregations must include product, got ['min']"),
 ]
 
@@ -300,7 +300,7 @@ def test_api_key_never_over_plain_http_to_another_host(monkeypatch):
 
 
 def test_prm_flag_without_name():
-    from stages._common import prms_to_evaluate
+    from prmlab.layouts import prms_to_evaluate
 
     with pytest.raises(ParamsError, match=r"^--prm 'models/prm/judge': expected name=path"):
         prms_to_evaluate(None, ["models/prm/judge"], str(ROOT / "params.yaml"), {})
@@ -325,7 +325,7 @@ def test_mlflow_params_never_hold_url_credentials():
 # --- counted skips: truncation -------------------------------------------------------------------
 
 def test_processbench_truncated_item_is_not_graded_no_error():
-    from stages.eval_processbench import prediction
+    from prmlab.processbench import prediction
 
     item = ProcessBenchItem.from_dict(ITEM)
     assert prediction(item, [0.9], 0.5) is None  # steps 1-2 cut by max_length: unknown, graded wrong
@@ -334,7 +334,7 @@ def test_processbench_truncated_item_is_not_graded_no_error():
 
 
 def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
-    from stages.train_prm import TrainPRMConfig, train
+    from prmlab.training import TrainPRMConfig, train
 
     long_q = "What is " + " + ".join(str(i) for i in range(200)) + "?"
     ex = [PRMExample(prompt=long_q, completions=["0 + 1 = 1"], labels=[1], response_id=f"r{i}") for i in range(2)]
@@ -348,7 +348,7 @@ def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
 
 
 def test_eval_bon_counts_truncated_responses(toy, tmp_path):
-    from stages.train_prm import untrained
+    from prmlab.training import untrained
 
     prm = tmp_path / "prm"
     untrained(toy["policy"], str(prm), 0)  # scores are beside the point: the count is

@@ -173,7 +173,7 @@ def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
 
 
 def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_qwen_only(built, tmp_path):
-    from stages._common import prms_to_evaluate, vllm_layout_check
+    from prmlab.layouts import prms_to_evaluate, vllm_layout_check
 
     params = tmp_path / "params.yaml"
     params.write_text("train_prm: {sources: []}\n")

@@ -58,19 +58,18 @@ def test_missing_key(tmp_path):
 
 
 def section_configs():
+    from prmlab.bias import AnalyzeBiasConfig
+    from prmlab.bon import EvalBoNConfig
     from prmlab.data import RealConfig
     from prmlab.generation import BackendConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
+    from prmlab.processbench import BuildPBConfig, EvalPBConfig
     from prmlab.sampling import SampleConfig
     from prmlab.toy.annotators import ToyHumanConfig
     from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig
     from prmlab.toy.world import ToyWorldConfig
-    from stages.analyze_bias import AnalyzeBiasConfig
-    from stages.build_processbench import BuildPBConfig
-    from stages.eval_bon import EvalBoNConfig
-    from stages.eval_processbench import EvalPBConfig
-    from stages.train_prm import TrainPRMConfig
+    from prmlab.training import TrainPRMConfig
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,

@@ -23,7 +23,7 @@ def examples(toy, n=24):
 
 @pytest.fixture(scope="module")
 def trained_prm(toy, tmp_path_factory):
-    from stages.train_prm import TrainPRMConfig, train
+    from prmlab.training import TrainPRMConfig, train
 
     out = tmp_path_factory.mktemp("prm") / "oracle"
     ex = examples(toy)
@@ -139,7 +139,7 @@ def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
 
 def test_training_is_deterministic_for_a_seed(toy, tmp_path):
     """The new score head is drawn before the Trainer seeds; train_prm seeds it first."""
-    from stages.train_prm import TrainPRMConfig, train
+    from prmlab.training import TrainPRMConfig, train
 
     ex, cfg = examples(toy, 12), TrainPRMConfig(lr=3e-3, epochs=1, batch_size=4, max_length=512)
     a = train(ex, toy["policy"], str(tmp_path / "a"), cfg, soft=False)
@@ -174,7 +174,7 @@ def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, monkeypatch, s
     from safetensors.torch import load_file
 
     import prmlab.prm as prm_mod
-    from stages.train_prm import TrainPRMConfig, init_prm, optimizer_steps, train
+    from prmlab.training import TrainPRMConfig, init_prm, optimizer_steps, train
 
     ex = varied_examples(toy, 32, soft)
     assert len({len(e.labels) for e in ex}) >= 4
@@ -205,7 +205,7 @@ def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, monkeypatch, s
 
 
 def test_warmup_steps_are_an_integer_from_the_ratio():
-    from stages.train_prm import optimizer_steps, warmup_steps
+    from prmlab.training import optimizer_steps, warmup_steps
 
     assert optimizer_steps(100, 8, 2, 3) == 21  # 13 batches -> 7 optimizer steps per epoch (a short last group counts)
     assert optimizer_steps(100, 8, 2, 3, world_size=2) == 12  # 7 batches per process -> 4 steps

@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from prmlab.bias import policy_flaws
+from prmlab.bon import bon_by_n, bon_table, by_n_rows, n_values
 from prmlab.metrics import min_position_stats
+from prmlab.processbench import balance, subset_table
 from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
 from prmlab.training_sets import audit_breakdown, audit_table
-from stages.analyze_bias import policy_flaws
-from stages.build_processbench import balance
-from stages.eval_bon import bon_by_n, bon_table, by_n_rows, n_values
-from stages.eval_processbench import subset_table
 
 approx = pytest.approx
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import torch
@@ -152,6 +152,81 @@ def check_layout(spec: PRMSpec, key: str) -> str:
     if layout in ("rlhflow", "eurus", "orm") and not tok.chat_template:
         raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {layout} needs one)")
     return layout
+
+
+# ------------------------------------------------------------------------ the PRMs an eval stage scores
+
+# Options of both eval stages (eval_processbench, eval_bon): prmlab.stage `paths` entries, spread into theirs.
+PRM_OPTIONS = {"prm_dir": "?folder of trained PRMs: <dir>/<source> for each train_prm.sources",
+               "prm": "*name=path of another PRM: a folder or hub name (repeatable)",
+               "layout": "*name=layout of a --prm (prmlab.layouts; default: from its files)",
+               "reference": "*name=model: the reference model of a layout-eurus --prm"}
+
+
+def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict,
+                     layouts: list[str] = (), references: list[str] = ()) -> dict[str, PRMSpec]:
+    """name -> PRMSpec of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
+    `train_prm.sources`, then params' `reference_prms` (a folder or hub name, or {model, layout,
+    reference}), then `--prm name=path` flags, with `--layout name=layout` and `--reference name=model`."""
+    from prmlab.params import read_params
+
+    def pairs(flag: str, values, what: str) -> dict[str, str]:
+        out = {}
+        for p in values:
+            name, sep, val = p.partition("=")
+            if not sep or not name or not val:
+                raise ParamsError(f"{flag} {p!r}: expected name={what}, e.g. {flag} qwen=Qwen/Qwen2.5-Math-PRM-7B"
+                                  if flag == "--prm" else f"{flag} {p!r}: expected name={what}")
+            out[name] = val
+        return out
+
+    out: dict[str, PRMSpec] = {}
+    if prm_dir:
+        sources = read_params(params_path).get("train_prm", {}).get("sources") or []
+        out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
+    for name, v in reference.items():
+        if isinstance(v, str):
+            out[name] = PRMSpec(v)
+        elif isinstance(v, dict) and isinstance(v.get("model"), str) and set(v) <= {"model", "layout", "reference"}:
+            out[name] = PRMSpec(v["model"], v.get("layout"), v.get("reference"))
+        else:
+            raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, or {{model, layout, reference}}, got {v!r}")
+    out |= {name: PRMSpec(path) for name, path in pairs("--prm", cli, "path (a PRM folder or hub name)").items()}
+    for flag, values, field_ in (("--layout", layouts, "layout"), ("--reference", references, "reference")):
+        for name, val in pairs(flag, values, field_).items():
+            if name not in out:
+                raise ParamsError(f"{flag} {name}={val}: no PRM named {name!r} (known: {sorted(out)})")
+            out[name] = replace(out[name], **{field_: val})
+    if not out:
+        raise ParamsError("no PRM to evaluate: give --prm-dir (with train_prm.sources), reference_prms or --prm name=path")
+    for name, spec in out.items():  # checked here for hub names too, which check_model cannot open before loading
+        if spec.layout is not None and spec.layout not in LAYOUTS:
+            raise ParamsError(f"PRM {name!r}: unknown layout {spec.layout!r} (known: {list(LAYOUTS)})")
+        if spec.reference and spec.layout != "eurus":
+            raise ParamsError(f"PRM {name!r}: a reference model is for layout eurus only (layout {spec.layout!r})")
+    return out
+
+
+def vllm_layout_check(scorer: str, name: str, spec: PRMSpec) -> None:
+    """vLLM's pooling runner serves the qwen layout only: a PRM in another layout is refused before any
+    model loads (a local folder's layout is read from its files; a hub name's must be given)."""
+    if scorer != "vllm":
+        return
+    layout = spec.layout or (detect_layout(spec.model) if Path(spec.model).is_dir() else "qwen")
+    if layout != "qwen":
+        raise ParamsError(f"PRM {name!r}: scorer vllm serves the qwen layout only, and this PRM is {layout}: "
+                          "set the eval stage's scorer to transformers")
+
+
+def checked_prms(a, reference: dict, scorer: str) -> dict[str, PRMSpec]:
+    """The PRMs an eval stage's options (PRM_OPTIONS) and `reference_prms` name, each checked before any model loads."""
+    from prmlab.preflight import check_model
+
+    prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, reference, a.layout, a.reference)
+    for name, spec in prms.items():
+        check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
+        vllm_layout_check(scorer, name, spec)
+    return prms
 
 
 # ------------------------------------------------------------------------------- inputs per layout

@@ -48,15 +48,12 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
         self.score = nn.Sequential(nn.Linear(h, h), nn.ReLU(), nn.Linear(h, self.outputs))
         self.post_init()
 
-    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None, labels=None,
+    def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 **kwargs) -> TokenClassifierOutput:
+        # Logits only: training's loss is prm_loss (train_prm's Trainer computes it from these).
         hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                             inputs_embeds=inputs_embeds).last_hidden_state
-        logits = self.score(hidden)
-        loss = None
-        if labels is not None:
-            loss = nn.functional.cross_entropy(logits.view(-1, 2).float(), labels.view(-1), ignore_index=-100)
-        return TokenClassifierOutput(loss=loss, logits=logits)
+        return TokenClassifierOutput(logits=self.score(hidden))
 
 
 class Qwen2ForRewardModel(Qwen2ForProcessRewardModel):
@@ -270,12 +267,12 @@ class VLLMScorer(Scorer):
 
 
 def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
-                tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9, layout: str | None = None,
-                reference: str | None = None, batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
+                tensor_parallel_size: int = 1, layout: str | None = None, reference: str | None = None,
+                batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
     """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
     `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
-    tensor parallelism and the GPU memory share apply to vLLM only (the latter on a GPU only), which
-    serves the qwen layout (its STEP pooling); `per_prefix` is for an outcome RM (layout orm)."""
+    tensor parallelism applies to vLLM only, which serves the qwen layout (its STEP pooling);
+    `per_prefix` is for an outcome RM (layout orm)."""
     from prmlab.layouts import LayoutScorer, PRMSpec, detect_layout
 
     if backend == "transformers":
@@ -284,6 +281,5 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
         if (layout or detect_layout(path)) != "qwen":
             raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout "
                              f"{layout or detect_layout(path)}")
-        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size,
-                          gpu_memory_utilization=gpu_memory_utilization)
+        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")

@@ -1,0 +1,77 @@
+"""The biases the PRM paper reports: stage analyze_bias's config and core.
+
+Where each PRM's lowest step score sits (prmlab.metrics.min_position_stats: on the final step, for a
+PRM that judges the answer rather than the process), over eval_bon's step scores; and how often the
+policy reaches a right answer through a flawed step, where the verifier's labels exist.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from prmlab.io import DataError, read_jsonl, read_jsonl_lines
+from prmlab.metrics import min_position_stats
+from prmlab.params import check
+from prmlab.records import Response
+from prmlab.stage import Done
+
+
+@dataclass(frozen=True)
+class AnalyzeBiasConfig:
+    bins: int = 5
+
+    def __post_init__(self):
+        check(self.bins >= 2, "analyze_bias.bins must be >= 2")
+
+
+def read_scores(path: str) -> list[dict]:
+    """eval_bon's score rows, checked: a NaN or an infinite score would silently move the argmin
+    (NaN compares false with everything), and a value outside [0, 1] is not a PRM's probability."""
+    rows = []
+    for ln, r in read_jsonl_lines(path):
+        for k in ("prm", "problem_id", "response_id"):
+            if not isinstance(r.get(k), str):
+                raise DataError(f"{path}:{ln}: field '{k}': expected a string, got {r.get(k)!r:.60}")
+        sc = r.get("step_scores")
+        if not isinstance(sc, list):
+            raise DataError(f"{path}:{ln}: field 'step_scores': expected a list of probabilities, got {sc!r:.60}")
+        for i, v in enumerate(sc):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
+                raise DataError(f"{path}:{ln}: field 'step_scores[{i}]': {v!r} is not a probability in [0, 1]")
+        rows.append(r)
+    return rows
+
+
+def policy_flaws(responses: list[Response]) -> dict:
+    lab = [r for r in responses if r.true_first_error is not None]
+    if not lab:
+        return {}
+    ok = [r for r in lab if r.correct]
+    kinds: dict[str, int] = defaultdict(int)
+    for r in ok:
+        if r.true_first_error != -1:
+            kinds[r.error_kind or "unknown"] += 1
+    return {"accuracy": 100.0 * len(ok) / len(lab),
+            "flawed_among_correct": 100.0 * sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1),
+            "flaw_kinds_among_correct": dict(kinds), "responses": len(lab)}
+
+
+def prepare_bias(a, cfg: dict) -> tuple[list[Response], dict[str, list[dict]]]:
+    """The responses, and eval_bon's score rows per PRM."""
+    by_prm: dict[str, list[dict]] = defaultdict(list)
+    responses = read_jsonl(a.samples, Response)
+    for r in read_scores(a.scores):
+        by_prm[r["prm"]].append(r)
+    return responses, by_prm
+
+
+def analyze_bias(a, cfg: dict, data, run) -> Done:
+    """Stage analyze_bias: min-score positions per PRM (sorted by name) and the policy's flaws."""
+    responses, by_prm = data
+    m = {"prms": {name: min_position_stats(rs, cfg["analyze_bias"].bins) for name, rs in sorted(by_prm.items())},
+         "policy": policy_flaws(responses)}
+    return Done(m, "min score on the final step (BoN-selected): " + ", ".join(
+        f"{k} {v['min_on_last_step_bon_selected']:.0f}%" for k, v in m["prms"].items())
+        + (f"; policy flawed-among-correct {m['policy']['flawed_among_correct']:.0f}%" if m["policy"] else ""))

@@ -1,0 +1,181 @@
+"""Best-of-N: stage eval_bon's config and core, and the tables it reports.
+
+A problem's N responses (sample_eval's order) are scored step by step by a PRM; each aggregation
+(`product`, `min`, `last`: prmlab.metrics.aggregate) makes a response score, and prmlab.metrics.best_of_n,
+the one Best-of-N pick, takes the top one. `bon_table` reports prm@N per aggregation beside maj@N,
+pass@N and a random pick, per benchmark and averaged; `bon_by_n` the same at each N of the curve;
+`bon_within_auc` whether a response score ranks an error-free response above a flawed one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from prmlab.io import read_jsonl
+from prmlab.layouts import checked_prms
+from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
+from prmlab.params import check
+from prmlab.records import Problem, Response
+from prmlab.stage import Done
+
+
+@dataclass(frozen=True)
+class EvalBoNConfig:
+    n: int = 8
+    # name: folder or hub name of a released PRM, or {model, layout, reference} (prmlab.layouts)
+    reference_prms: dict[str, Any] = field(default_factory=dict)
+    aggregations: list[str] = field(default_factory=lambda: ["product", "min", "last"])
+    scorer: str = "transformers"
+    batch_size: int = 16
+    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
+    max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
+    dtype: str = "float32"  # paper: bfloat16
+    tensor_parallel_size: int = 1  # scorer vllm only
+
+    def __post_init__(self):
+        check(self.n >= 1, "eval_bon.n must be >= 1")
+        check(self.dtype in ("float32", "bfloat16", "float16"), "eval_bon.dtype: float32, bfloat16 or float16")
+        check(self.tensor_parallel_size >= 1, "eval_bon.tensor_parallel_size must be >= 1")
+        check(self.batch_tokens >= 1, f"eval_bon.batch_tokens must be >= 1, got {self.batch_tokens}")
+        check(self.batch_size >= 1, f"eval_bon.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
+        check(self.max_length >= 1, f"eval_bon.max_length must be >= 1, got {self.max_length}")
+        bad = set(self.aggregations) - {"product", "min", "last"}
+        check(not bad, f"eval_bon.aggregations: unknown {sorted(bad)}; use product, min, last")
+        # product is the headline's and the report's aggregation (the paper's Table 6 uses it too)
+        check("product" in self.aggregations, f"eval_bon.aggregations must include product, got {self.aggregations}")
+
+
+def group(responses: list[Response], n: int) -> dict[str, list[Response]]:
+    by: dict[str, list[Response]] = defaultdict(list)
+    for r in responses:
+        by[r.problem_id].append(r)
+    return {pid: rs[:n] for pid, rs in by.items()}
+
+
+def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
+              scores: dict[str, list[float]] | None, aggregations: list[str]) -> dict:
+    """Per benchmark (problem.source) and averaged: maj@N, pass@N, a random pick's expected accuracy,
+    and prm@N per aggregation."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    # Every problem with a gold answer counts, also one whose responses were all dropped (no steps):
+    # it is a miss for every method, never a smaller denominator.
+    for pid in [p for p, prob in problems.items() if prob.gold_answer]:
+        bench, rs = problems[pid].source, groups.get(pid, [])
+        if not rs:
+            per[bench]["no_responses"].append(1.0)
+            for k in ["maj", "pass", "random"] + ([f"prm_{agg}" for agg in aggregations] if scores is not None else []):
+                per[bench][k].append(0.0)
+            continue
+        per[bench]["no_responses"].append(0.0)
+        correct = [r.correct for r in rs]
+        per[bench]["maj"].append(float(maj_at_k([r.answer for r in rs], correct, len(rs))))
+        per[bench]["pass"].append(float(pass_at_k(correct, len(rs))))
+        per[bench]["random"].append(random_pick(correct, len(rs)))
+        if scores is None:
+            continue
+        for agg in aggregations:
+            best = best_of_n([scores[r.response_id] for r in rs], agg)
+            per[bench][f"prm_{agg}"].append(float(rs[best].correct))
+            if rs[best].true_first_error is not None:
+                per[bench][f"prm_{agg}_process_verified"].append(float(rs[best].correct and rs[best].true_first_error == -1))
+    table = {b: {k: 100.0 * mean(v) for k, v in d.items()} | {"problems": len(d["maj"])} for b, d in per.items()}
+    keys = {k for d in table.values() for k in d if k != "problems"}
+    table["average"] = {k: mean([table[b][k] for b in per if k in table[b]]) for k in sorted(keys)}
+    return table
+
+
+def bon_within_auc(groups: dict[str, list[Response]], scores: dict[str, list[float]], agg: str) -> float | None:
+    """metrics.within_problem_auc of each candidate's `agg` score against its verifier label (toy): does the
+    response score rank an error-free response above a flawed one of the same problem? (A pooled step AUC
+    can be high without it.)"""
+    return within_problem_auc([[(aggregate(scores[r.response_id], agg), r.true_first_error) for r in rs]
+                               for rs in groups.values()])
+
+
+def n_values(n: int) -> list[int]:
+    """The N of the Best-of-N curve: powers of two up to n, and n itself (so the curve ends at Table 6's N)."""
+    ns = [1 << k for k in range(n.bit_length()) if 1 << k <= n]
+    return ns if ns[-1] == n else [*ns, n]
+
+
+def bon_by_n(problems: dict[str, Problem], groups: dict[str, list[Response]], n: int,
+             scores: dict[str, list[float]] | None = None) -> dict[str, dict[str, float]]:
+    """Averaged accuracy at each N of `n_values(n)`, each problem keeping its first N responses (the
+    order sample_eval wrote them in, so Best-of-2 is a prefix of Best-of-8, as in a growing budget).
+    Keys: `maj`, `pass`, and with scores `prm` (the `product` aggregation); values {"N": percent}."""
+    keys = ["maj", "pass"] + (["prm_product"] if scores is not None else [])
+    out: dict[str, dict[str, float]] = {k.removesuffix("_product"): {} for k in keys}
+    for k in n_values(n):
+        avg = bon_table(problems, {pid: rs[:k] for pid, rs in groups.items()}, scores,
+                        ["product"] if scores is not None else [])["average"]
+        for key in keys:
+            out[key.removesuffix("_product")][str(k)] = avg.get(key, 0.0)
+    return out
+
+
+def by_n_rows(curves: dict[str, dict[str, float]]) -> list[dict]:
+    """{"maj": {"N": %}, "pass": {...}, prm name: {"N": %}} -> one row per N: {"n": N, "maj": %, ...}.
+    Rows, not keys: a list keeps N out of column names (DVC and MLflow flatten nested keys), and it
+    is what DVC plots read (reports/plots/bon_by_n.json)."""
+    ns = sorted({int(k) for c in curves.values() for k in c})
+    return [{"n": k, **{name: c[str(k)] for name, c in curves.items() if str(k) in c}} for k in ns]
+
+
+def prepare_bon(a, cfg: dict):
+    """The PRMs (checked), the problems and the responses grouped by problem, before any model loads."""
+    c = cfg["eval_bon"]
+    prms = checked_prms(a, c.reference_prms, c.scorer)
+    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
+    groups = group(read_jsonl(a.samples, Response), c.n)
+    most = max((len(rs) for rs in groups.values()), default=0)
+    if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
+        raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
+                         f"(sample_eval.n); lower eval_bon.n or sample more")
+    missing = sorted(set(groups) - set(problems))
+    if missing:
+        raise ValueError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
+    return prms, problems, groups
+
+
+def eval_bon(a, cfg: dict, data, run) -> Done:
+    """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
+    from prmlab.prm import make_scorer
+
+    c, (prms, problems, groups) = cfg["eval_bon"], data
+    run.params({"prms": prms})
+    responses = [r for rs in groups.values() for r in rs]
+    results, rows, scorer_max_length, truncated, within = {}, [], {}, {}, {}
+    base = bon_table(problems, groups, None, [])
+    results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
+                            for b, d in base.items()}
+    # The Best-of-N curve (report figure): maj@N and pass@N, and prm@N per PRM below.
+    by_n = bon_by_n(problems, groups, c.n)
+    for name, spec in prms.items():
+        # An outcome RM (layout orm) scores each response once, whole: its one score is its BoN score.
+        with make_scorer(c.scorer, spec.model, c.batch_size, c.max_length, c.dtype, c.tensor_parallel_size,
+                         layout=spec.layout, reference=spec.reference, batch_tokens=c.batch_tokens, per_prefix=False) as scorer:
+            scorer.progress = f"eval_bon {name}"
+            sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
+            scorer_max_length[name] = scorer.max_length
+            cut = scorer.last_truncated
+        scores = {r.response_id: s for r, s in zip(responses, sc)}
+        results[name] = bon_table(problems, groups, scores, c.aggregations)
+        by_n[name] = bon_by_n(problems, groups, c.n, scores)["prm"]
+        within[name] = {agg: bon_within_auc(groups, scores, agg) for agg in c.aggregations}
+        # A response cut to fit max_length is scored on its first steps only; one with no step
+        # left scores -inf (never picked). Counted, in the metrics and the summary, never silent.
+        truncated[name] = {"truncated_responses": sum(cut),
+                           "unscored_responses": sum(not s for s in sc)}
+        rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
+                  "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
+    m = {"problems": len(groups), "responses": len(responses), "n": c.n, "results": results, "by_n": by_n_rows(by_n),
+         "scorer_max_length": scorer_max_length, "truncation": truncated,
+         "within_problem_auc": within}
+    avg = results["baselines"]["average"]
+    return Done(m, f"{len(groups)} problems x <= {c.n}: maj@{c.n} {avg['maj']:.1f}, pass@{c.n} {avg['pass']:.1f}; "
+                + ", ".join(f"{k} prm@{c.n} {v['average'].get('prm_product', 0):.1f}" for k, v in results.items() if k != "baselines")
+                + "".join(f"; {k}: {t['truncated_responses']} responses truncated to max_length, {t['unscored_responses']} unscored"
+                          for k, t in truncated.items() if t["truncated_responses"]),
+                outputs={a.scores: rows})
