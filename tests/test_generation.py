@@ -96,7 +96,7 @@ def test_vllm_same_seed_same_texts_whatever_the_batch(toy, vllm_policy):
 
 @pytest.mark.parametrize("backend", ["transformers", pytest.param("vllm", marks=pytest.mark.vllm)])
 def test_resumed_sharded_sampling_draws_what_a_fresh_run_does(toy, tmp_path, backend, request):
-    """The stages' resume path (stages._common.sharded, seed + shard index from `cfg.sampling(shard)`):
+    """The stages' resume path (prmlab.io.sharded, seed + shard index from `cfg.sampling(shard)`):
     a run killed after shard 0 and resumed computes shard 1 alone, after other work on the same engine,
     and still writes what an uninterrupted run writes."""
     from prmlab.io import ShardWriter, sharded

@@ -30,6 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+LOG_MAX_BYTES = 4 * 2**20
+
 
 @dataclass
 class Done:
@@ -110,7 +112,10 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
             if getattr(a, "metrics", None):
                 write_json(a.metrics, done.metrics)
             run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
-            for path in [*done.outputs, *([a.metrics] if getattr(a, "metrics", None) else []), *done.artifacts]:
+            # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
+            # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
+            small = [p for p in done.outputs if os.path.getsize(p) <= LOG_MAX_BYTES]
+            for path in [*small, *([a.metrics] if getattr(a, "metrics", None) else []), *done.artifacts]:
                 run.artifact(path)
     except (ParamsError, DataError) as e:
         fail(name, e)
