@@ -228,6 +228,22 @@ def test_changing_a_param_reruns_only_what_depends_on_it(study):
         assert f"Running stage '{s}'" not in out, out
 
 
+def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
+    """Rewording the critic prompt leaves the toy models (their tokenizer learns from a frozen corpus,
+    not the prompts), sampling, MC labels and the PRMs up to date: only the stages that prompt the judge
+    with it change (issue #28; before, the toy tokenizer read every prompt and the whole study reran)."""
+    def changed() -> set[str]:
+        return set(json.loads(run(["dvc", "status", "--json"], study).stdout or "{}"))
+
+    assert changed() == set()
+    critic = study / "src" / "prmlab" / "prompts" / "critic.txt"
+    critic.write_text(critic.read_text().replace("paragraph", "step"))
+    assert changed() == {"train_judge@toy", "label_judge", "eval_processbench"}
+    policy = study / "src" / "prmlab" / "prompts" / "policy_system.txt"
+    policy.write_text(policy.read_text() + " ")
+    assert {"bootstrap@toy", "sample", "label_mc", "sample_eval"} <= changed()
+
+
 def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     from mlflow.tracking import MlflowClient
 
