@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from prmlab.io import read_jsonl
-from prmlab.layouts import checked_prms
+from prmlab.layouts import PRMScoring, checked_prms
 from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
 from prmlab.params import check
 from prmlab.records import Problem, Response
@@ -22,25 +21,13 @@ from prmlab.stage import Done
 
 
 @dataclass(frozen=True)
-class EvalBoNConfig:
+class EvalBoNConfig(PRMScoring):
     n: int = 8
-    # name: folder or hub name of a released PRM, or {model, layout, reference} (prmlab.layouts)
-    reference_prms: dict[str, Any] = field(default_factory=dict)
     aggregations: list[str] = field(default_factory=lambda: ["product", "min", "last"])
-    scorer: str = "transformers"
-    batch_size: int = 16
-    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
-    max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
-    dtype: str = "float32"  # paper: bfloat16
-    tensor_parallel_size: int = 1  # scorer vllm only
 
     def __post_init__(self):
         check(self.n >= 1, "eval_bon.n must be >= 1")
-        check(self.dtype in ("float32", "bfloat16", "float16"), "eval_bon.dtype: float32, bfloat16 or float16")
-        check(self.tensor_parallel_size >= 1, "eval_bon.tensor_parallel_size must be >= 1")
-        check(self.batch_tokens >= 1, f"eval_bon.batch_tokens must be >= 1, got {self.batch_tokens}")
-        check(self.batch_size >= 1, f"eval_bon.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
-        check(self.max_length >= 1, f"eval_bon.max_length must be >= 1, got {self.max_length}")
+        self.check_scoring("eval_bon")
         bad = set(self.aggregations) - {"product", "min", "last"}
         check(not bad, f"eval_bon.aggregations: unknown {sorted(bad)}; use product, min, last")
         # product is the headline's and the report's aggregation (the paper's Table 6 uses it too)
@@ -141,8 +128,6 @@ def prepare_bon(a, cfg: dict):
 
 def eval_bon(a, cfg: dict, data, run) -> Done:
     """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
-    from prmlab.prm import make_scorer
-
     c, (prms, problems, groups) = cfg["eval_bon"], data
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]
@@ -154,8 +139,7 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
     by_n = bon_by_n(problems, groups, c.n)
     for name, spec in prms.items():
         # An outcome RM (layout orm) scores each response once, whole: its one score is its BoN score.
-        with make_scorer(c.scorer, spec.model, c.batch_size, c.max_length, c.dtype, c.tensor_parallel_size,
-                         layout=spec.layout, reference=spec.reference, batch_tokens=c.batch_tokens, per_prefix=False) as scorer:
+        with c.open_scorer(spec, per_prefix=False) as scorer:
             scorer.progress = f"eval_bon {name}"
             sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
             scorer_max_length[name] = scorer.max_length

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from prmlab.params import ParamsError
+from prmlab.params import ParamsError, check
 from prmlab.prm import Scorer
 
 LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "eurus")
@@ -161,6 +162,36 @@ PRM_OPTIONS = {"prm_dir": "?folder of trained PRMs: <dir>/<source> for each trai
                "prm": "*name=path of another PRM: a folder or hub name (repeatable)",
                "layout": "*name=layout of a --prm (prmlab.layouts; default: from its files)",
                "reference": "*name=model: the reference model of a layout-eurus --prm"}
+
+
+@dataclass(frozen=True)
+class PRMScoring:
+    """How an eval stage scores PRMs: the settings eval_bon and eval_processbench share (their configs
+    subclass this, so the keys stay flat in each params section) and the scorer they open."""
+
+    # name: folder or hub name of a released PRM, or {model, layout, reference} (see PRMSpec)
+    reference_prms: dict[str, Any] = field(default_factory=dict)
+    scorer: str = "transformers"
+    batch_size: int = 16
+    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
+    max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
+    dtype: str = "float32"  # paper: bfloat16
+    tensor_parallel_size: int = 1  # scorer vllm only
+
+    def check_scoring(self, section: str) -> None:
+        check(self.scorer in ("transformers", "vllm"), f"{section}.scorer: transformers or vllm")
+        check(self.dtype in ("float32", "bfloat16", "float16"), f"{section}.dtype: float32, bfloat16 or float16")
+        check(self.tensor_parallel_size >= 1, f"{section}.tensor_parallel_size must be >= 1")
+        check(self.batch_tokens >= 1, f"{section}.batch_tokens must be >= 1, got {self.batch_tokens}")
+        check(self.batch_size >= 1, f"{section}.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
+        check(self.max_length >= 1, f"{section}.max_length must be >= 1, got {self.max_length}")
+
+    def open_scorer(self, spec: PRMSpec, per_prefix: bool):
+        from prmlab.prm import make_scorer
+
+        return make_scorer(self.scorer, spec.model, self.batch_size, self.max_length, self.dtype, self.tensor_parallel_size,
+                           layout=spec.layout, reference=spec.reference, batch_tokens=self.batch_tokens,
+                           per_prefix=per_prefix)
 
 
 def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict,

@@ -12,12 +12,12 @@ from __future__ import annotations
 import random
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from prmlab.generation import Sampling, check_sampling
 from prmlab.grading import to_response
 from prmlab.io import read_jsonl
-from prmlab.layouts import checked_prms
+from prmlab.layouts import PRMScoring, checked_prms
 from prmlab.metrics import best_threshold, first_below, mean, processbench_scores, step_auc
 from prmlab.params import ParamsError, check
 from prmlab.preflight import check_backend
@@ -112,18 +112,10 @@ def build_processbench(a, cfg: dict, problems: list[Problem], run) -> Done:
 
 
 @dataclass(frozen=True)
-class EvalPBConfig:
+class EvalPBConfig(PRMScoring):
     subsets: list[str] = field(default_factory=lambda: ["toy"])
     threshold_subset: str = "toy"
     max_items: int = 0  # per subset, stratified; 0: all
-    # name: folder or hub name of a released PRM, or {model, layout, reference} (prmlab.layouts)
-    reference_prms: dict[str, Any] = field(default_factory=dict)
-    scorer: str = "transformers"
-    batch_size: int = 16
-    batch_tokens: int = 16384  # a batch holds at most this many tokens, padding included (length-sorted)
-    max_length: int = 4096  # clamped to the PRM's max_position_embeddings (the value used goes into the metrics)
-    dtype: str = "float32"  # paper: bfloat16
-    tensor_parallel_size: int = 1  # scorer vllm only
     critic: bool = True
     critic_n: int = 1
     critic_style: Literal["critic", "paper"] = "critic"
@@ -137,12 +129,7 @@ class EvalPBConfig:
     def __post_init__(self):
         check(bool(self.subsets), "eval_processbench.subsets must not be empty")
         check(self.threshold_subset in self.subsets, "eval_processbench.threshold_subset must be one of subsets")
-        check(self.scorer in ("transformers", "vllm"), "eval_processbench.scorer: transformers or vllm")
-        check(self.dtype in ("float32", "bfloat16", "float16"), "eval_processbench.dtype: float32, bfloat16 or float16")
-        check(self.tensor_parallel_size >= 1, "eval_processbench.tensor_parallel_size must be >= 1")
-        check(self.batch_tokens >= 1, f"eval_processbench.batch_tokens must be >= 1, got {self.batch_tokens}")
-        check(self.batch_size >= 1, f"eval_processbench.batch_size must be >= 1, got {self.batch_size}")  # -1 scored nothing: F1 0.0
-        check(self.max_length >= 1, f"eval_processbench.max_length must be >= 1, got {self.max_length}")
+        self.check_scoring("eval_processbench")
         check(self.critic_n >= 1, "eval_processbench.critic_n must be >= 1")
         check(self.critic_n == 1 or self.critic_temperature is None or self.critic_temperature > 0,
               "eval_processbench: critic_n > 1 needs critic_temperature > 0 (or null: the model family's default)")
@@ -255,15 +242,13 @@ def prepare_eval(a, cfg: dict):
 
 def eval_processbench(a, cfg: dict, data, run) -> Done:
     """Stage eval_processbench: every PRM (`eval_prm`) and the critic (`eval_critic`) on the items."""
-    from prmlab.prm import make_scorer
 
     c, judge, (prms, items) = cfg["eval_processbench"], cfg["judge"], data
     run.params({"prms": prms})
     results, rows = {}, []
     for name, spec in prms.items():
         # An outcome RM (layout orm) scores every prefix of steps as a response, as the paper scores ORMs here.
-        with make_scorer(c.scorer, spec.model, c.batch_size, c.max_length, c.dtype, c.tensor_parallel_size,
-                         layout=spec.layout, reference=spec.reference, batch_tokens=c.batch_tokens, per_prefix=True) as scorer:
+        with c.open_scorer(spec, per_prefix=True) as scorer:
             scorer.progress = f"eval_processbench {name}"
             res, scores = eval_prm(scorer, items, c.threshold_subset)
             res["truncated_items"] = scorer.truncated_items
