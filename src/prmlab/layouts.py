@@ -199,7 +199,8 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
     """name -> PRMSpec of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
     `train_prm.sources`, then params' `reference_prms` (a folder or hub name, or {model, layout,
     reference}), then `--prm name=path` flags, with `--layout name=layout` and `--reference name=model`."""
-    from prmlab.params import read_params
+    from prmlab.params import load_params
+    from prmlab.training import TrainPRMConfig
 
     def pairs(flag: str, values, what: str) -> dict[str, str]:
         out = {}
@@ -213,7 +214,7 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
 
     out: dict[str, PRMSpec] = {}
     if prm_dir:
-        sources = read_params(params_path).get("train_prm", {}).get("sources") or []
+        sources = load_params("train_prm", TrainPRMConfig, params_path).sources
         out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
     for name, v in reference.items():
         if isinstance(v, str):
