@@ -9,29 +9,30 @@ import json
 from pathlib import Path
 
 from benchmarks.bench_prm_seeds import runs_at
+from prmlab.report import f3, prm_learned
 
 D = Path("reports/benchmarks")
+MODELS = ("bootstrap", "train_judge")  # committed: a fresh clone's `make repro` skips them
 
 
 def _ok(hit: bool) -> str:
     return "met" if hit else "**missed**"
 
 
-def _bon_ok(bon: float, random: float, maj: float) -> bool:
-    """Issue #19's Best-of-N target for the oracle PRM: above a random pick and at least maj@N."""
-    return bon > random and bon >= maj
+def _load(name: str) -> dict | None:
+    """A benchmark's JSON under reports/benchmarks, None where it has not run."""
+    f = D / name
+    return json.loads(f.read_text()) if f.exists() else None
 
 
 def _study_minutes(r: dict) -> float:
-    return sum(v["seconds"] for s, v in r["stages"].items() if not s.startswith(("bootstrap", "train_judge"))) / 60
+    return sum(v["seconds"] for s, v in r["stages"].items() if not s.startswith(MODELS)) / 60
 
 
 def gpu_bootstrap() -> list[str]:
     """bootstrap@toy's one measurement on a GPU (reports/benchmarks/bootstrap_gpu.json), as a table row."""
-    gp = D / "bootstrap_gpu.json"
-    if not gp.exists():
+    if not (g := _load("bootstrap_gpu.json")):
         return []
-    g = json.loads(gp.read_text())
     m = g["metrics"]
     return [f"| bootstrap@toy alone on {g['machine']} ({g['date']}, once) | {g['wall_seconds'] / 60:.1f} min (base "
             f"{m['base_train_seconds'] / 60:.1f}, policy {m['policy_train_seconds'] / 60:.1f}); policy accuracy "
@@ -50,7 +51,7 @@ def prm_budget(b: dict) -> list[str]:
           "| budget | responses (distinct) | minutes | Best-of-8: oracle / random / maj | step AUC | held-out F1 | targets |",
           "|---|---|---|---|---|---|---|"]
     for key, r in sorted(b.items(), key=lambda kv: (kv[1]["examples"], kv[1]["optimizer_steps"])):
-        hit = _bon_ok(r["bon_product"], r["bon_random"], r["bon_maj"]) and r["step_auc_heldout"] >= 0.8
+        hit = prm_learned(r["bon_product"], r["bon_random"], r["bon_maj"], r["step_auc_heldout"])
         md.append(f"| {key} | {r['examples']} ({r['distinct_responses']}) | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} "
                   f"| {r['bon_product']:.1f} / {r['bon_random']:.1f} / {r['bon_maj']:.1f} | {r['step_auc_heldout']:.3f} "
                   f"| {r['f1_heldout']:.1f} | {_ok(hit)} |")
@@ -67,12 +68,11 @@ def prm_world(b: dict) -> list[str]:
           "error-free response's lowest step score beats a flawed one's of the same problem (what Best-of-N needs).", "",
           "| world | budget | normal: min / random / maj | within AUC | hard: min / random / maj / pass | within AUC "
           "| all: product / min / maj | minutes |", "|---|---|---|---|---|---|---|---|"]
-    f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
     for key, r in sorted(b.items()):
         n, h = r.get("normal", {}), r.get("hard", {})
         md.append(f"| {r['world']} | {key.split('@')[0]} | {n.get('min', 0):.1f} / {n.get('random', 0):.1f} / {n.get('maj', 0):.1f} "
-                  f"| {f(n.get('within_problem_auc'))} | {h.get('min', 0):.1f} / {h.get('random', 0):.1f} / {h.get('maj', 0):.1f} / "
-                  f"{h.get('pass', 0):.1f} | {f(h.get('within_problem_auc'))} | {r['bon_product']:.1f} / {r['bon_min']:.1f} / "
+                  f"| {f3(n.get('within_problem_auc'))} | {h.get('min', 0):.1f} / {h.get('random', 0):.1f} / {h.get('maj', 0):.1f} / "
+                  f"{h.get('pass', 0):.1f} | {f3(h.get('within_problem_auc'))} | {r['bon_product']:.1f} / {r['bon_min']:.1f} / "
                   f"{r['bon_maj']:.1f} | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} |")
     return md + [""]
 
@@ -107,8 +107,8 @@ def prm_seeds(b: dict) -> list[str]:
         if o:
             one = len(o["seeds"]) == 1  # no interval: judged on the one value, and said so
             lo = {m: o[m]["mean" if one else "lo"] for m in ("bon_product", "step_auc_heldout")}
-            hit = _bon_ok(lo["bon_product"], o["bon_random"]["mean"], o["bon_maj"]["mean"]) and lo["step_auc_heldout"] >= 0.8
-            md += ["", "Oracle targets (Best-of-8 above a random pick and at least maj@8, step AUC at least 0.8, "
+            hit = prm_learned(lo["bon_product"], o["bon_random"]["mean"], o["bon_maj"]["mean"], lo["step_auc_heldout"])
+            md += ["", "Oracle targets (Best-of-8 above a random pick and maj@8, step AUC at least 0.8, "
                    + ("on its one seed, no interval" if one else "each by the interval's lower end")
                    + f"): {_ok(hit)}." + (f" F1 order by mean: {' > '.join(order)}." if len(order) > 1 else "")]
         md.append("")
@@ -153,7 +153,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
                   f"{_ok(_f1_order_ok(f1))} | {o} vs {bon['random']} / {bon['maj']}: "
-                  f"{_ok(_bon_ok(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
+                  f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
     for steps, summ in sorted((seeds or {}).get("summary", {}).items(), key=lambda kv: int(kv[0])):
         runs = runs_at(seeds, int(steps))
         per = sum(r["train_seconds"] for r in runs) / len(runs) / 60
@@ -164,7 +164,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         f1 = {s: v["f1_heldout"]["mean"] for s, v in summ.items()}
         order = (f"{' > '.join(sorted(f1, key=lambda s: -f1[s]))} (means): {_ok(_f1_order_ok(f1))}" if len(f1) > 1
                  else "oracle only")
-        bon_ok = sum(_bon_ok(b, r, m) for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
+        bon_ok = sum(prm_learned(b, r, m) for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
         auc_ok = sum(x >= 0.8 for x in o["step_auc_heldout"]["points"])
         md.append(f"| study-long's labels, {int(steps):,} steps, {k} training seed(s) | {per:.1f} per PRM on "
                   f"{runs[0]['machine']} | {order} | {o['bon_product']['mean']:.1f} vs {o['bon_random']['mean']:.1f} / "
@@ -174,7 +174,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         md.append(f"| oracle PRM alone, {key} (problems x samples : steps; {r['distinct_responses']:,} distinct "
                   f"responses), one seed | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} on {r['machine']} | "
                   f"oracle only | {b:.1f} vs {r['bon_random']:.1f} / {r['bon_maj']:.1f}: "
-                  f"{_ok(_bon_ok(b, r['bon_random'], r['bon_maj']))} | {r['step_auc_heldout']:.3f}: "
+                  f"{_ok(prm_learned(b, r['bon_random'], r['bon_maj']))} | {r['step_auc_heldout']:.3f}: "
                   f"{_ok(r['step_auc_heldout'] >= 0.8)} |")
     return md + [""]
 
@@ -231,10 +231,8 @@ def layouts(b: dict) -> list[str]:
 def main() -> None:
     md = ["# prmlab benchmarks", "", "Written by `python -m benchmarks.write_report` from the JSON the benchmark scripts "
           "print and save; rerun them to refresh. Machine: 2 CPU cores, unless a section names another.", ""]
-    repro, long, budget, seeds = (json.loads(f.read_text()) if f.exists() else None for f in
-                                  (D / "repro.json", D / "repro_long.json", D / "prm_budget.json", D / "prm_seeds.json"))
-    if repro:
-        r = repro
+    repro, long, budget, seeds = map(_load, ("repro.json", "repro_long.json", "prm_budget.json", "prm_seeds.json"))
+    if r := repro:
         where = "in the project itself, as it regenerated the study" if r.get("in_place") else "from a clean clone"
         md += ["## Toy `dvc repro`, per stage (`benchmarks/bench_repro.py`)", "",
                f"Commit `{r['commit']}`, run {where}; median of {r['repeats']} full run(s). Peak memory is the whole "
@@ -242,10 +240,8 @@ def main() -> None:
                "committed, so `make repro` on a fresh clone skips it: the 45-minute bar (issue #26) is the rest.", "",
                "| stage | wall (s) | peak memory (GiB) |", "|---|---|---|"]
         md += [f"| {s} | {v['seconds']:.1f} | {v['peak_gib']:.2f} |" for s, v in r["stages"].items()]
-        models = ("bootstrap", "train_judge")  # committed: a fresh clone's `make repro` skips them
-        study = sum(v["seconds"] for s, v in r["stages"].items() if not s.startswith(models))
         boot = 0.0
-        for name in models:
+        for name in MODELS:
             st = next((v["seconds"] for s, v in r["stages"].items() if s.startswith(name)), 0.0)
             mf = Path(f"metrics/{name}.json")
             if st < 5 and mf.exists():  # up to date when the benchmark ran: its own last run's time
@@ -254,25 +250,21 @@ def main() -> None:
             boot += st
         if r.get("note"):
             md += ["", f"**Note.** {r['note']}"]
-        tot = study
-        peak, noop = r["peak_gib"], r["noop_repro_seconds_median"]
+        study, peak, noop = _study_minutes(r), r["peak_gib"], r["noop_repro_seconds_median"]
         md += ["", "| measure | value | target | |", "|---|---|---|---|",
-               f"| `make repro` from a fresh clone: every stage but the committed models' | {tot / 60:.1f} min | <= 45 min | {_ok(tot <= 2700)} |",
+               f"| `make repro` from a fresh clone: every stage but the committed models' | {study:.1f} min | <= 45 min | {_ok(study <= 45)} |",
                f"| bootstrap@toy + train_judge@toy (`dvc repro -f`, rebuild the committed models) | {boot / 60:.1f} min | | |",
                *gpu_bootstrap(),
                f"| peak memory of any stage | {peak:.2f} GiB | < 8 GiB | {_ok(peak < 8)} |",
                f"| no-op `dvc repro` (median of {len(r['noop_repro_seconds_all'])}) | {noop:.1f} s | < 10 s | {_ok(noop < 10)} |", ""]
-    if repro:
         md += targets_table(repro, long, seeds, budget)
     if budget:
         md += prm_budget(budget)
-    if (D / "prm_world.json").exists():
-        md += prm_world(json.loads((D / "prm_world.json").read_text()))
+    if world := _load("prm_world.json"):
+        md += prm_world(world)
     if seeds:
         md += prm_seeds(seeds)
-    ep = D / "engines.json"
-    if ep.exists():
-        e = json.loads(ep.read_text())
+    if e := _load("engines.json"):
         md += ["## Engines (`benchmarks/bench_engines.py`)", "",
                f"{e['n_prompts']} toy problems, k={e['k']} rollouts per step, medians of {e['repeats']}; generated tokens per second.", "",
                "| measure | transformers | vLLM (CPU) | ratio |", "|---|---|---|---|",
@@ -291,11 +283,9 @@ def main() -> None:
                f"| binary vs exhaustive first-error agreement | {e['transformers_binary_agreement']:.2f} | {e['vllm_binary_agreement']:.2f} | |",
                f"| PRM scoring, steps/s | {e['transformers_prm_steps_per_s']:.0f} | {e['vllm_prm_steps_per_s']:.0f} | "
                f"{e['prm_vllm_over_transformers']:.2f}x |", ""]
-    worlds = [json.loads(f.read_text()) for f in sorted(D.glob("world_mix*.json"))]
-    if worlds:
+    if worlds := [json.loads(f.read_text()) for f in sorted(D.glob("world_mix*.json"))]:
         md += world_mix(worlds)
-    if (D / "determinism.json").exists():
-        d = json.loads((D / "determinism.json").read_text())
+    if d := _load("determinism.json"):
         md += ["## Is PRM training deterministic? (`benchmarks/bench_determinism.py`)", "",
                f"The same PRM (policy init, {d['examples']} toy solutions, {d['steps']} optimizer steps, seed 0) trained "
                f"in separate processes and its weights compared bit for bit (torch {d['torch']}, {d['cpus']} CPUs). "
@@ -309,9 +299,8 @@ def main() -> None:
                       f"{'yes' if v['identical'] else 'no'} | {v['max_abs_diff']:.2g} | "
                       f"{d['runs'][x]['final_logged_loss']:.7f} / {d['runs'][y]['final_logged_loss']:.7f} |")
         md.append("")
-    for name in ("layouts_cpu", "layouts_gpu"):
-        if (D / f"{name}.json").exists():
-            md += layouts(json.loads((D / f"{name}.json").read_text()))
+    for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_gpu.json"))):
+        md += layouts(b)
     (Path("reports") / "benchmarks.md").write_text("\n".join(md) + "\n")
     print("wrote reports/benchmarks.md")
 

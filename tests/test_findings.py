@@ -153,12 +153,12 @@ def test_findings_rows_quote_the_paper_and_can_fail():
     rows += [dict(r, model="prm/mc_hard") for r in rows if r["model"] == "prm/good"]
     rows += [dict(r, model="prm/judge") for r in rows if r["model"] == "prm/bad"]
     f = Findings(rows, ["tune", "test"], "tune", [], {"responses": 100, "agree": 40}, n_boot=200)
-    table = {r[0][:30]: r for r in f.rows()}
+    table = {r["claim"][:30]: r for r in f.records()}
     first = table["PRMs trained on MC labels are "]
-    assert "40.1 < LLM-as-a-judge 46.5" in first[1] and "Table 4" in first[1]
-    assert first[3] == NOT_REPRODUCED  # here judge (bad) is far below mc_hard (good)
+    assert "40.1 < LLM-as-a-judge 46.5" in first["paper"] and "Table 4" in first["paper"]
+    assert first["verdict"] == NOT_REPRODUCED  # here judge (bad) is far below mc_hard (good)
     keep = table["Consensus filtering keeps abou"]
-    assert "40%" in keep[1] and keep[3] == REPRODUCED  # 40% kept, and no consensus PRM to compare
+    assert "40%" in keep["paper"] and keep["verdict"] == REPRODUCED  # 40% kept, and no consensus PRM to compare
 
 
 def test_aggregate_over_seeds_by_hand():

@@ -113,8 +113,7 @@ class Findings:
     def _pb_gap(self, a: str, b: str):
         """F1(a) - F1(b) over a sample of ((subset, id), unit) pairs."""
         def stat(sample):
-            subs = [k[0] for k, _ in sample]
-            us = [u for _, u in sample]
+            subs, us = [k[0] for k, _ in sample], [u for _, u in sample]
             return pb_f1(us, subs, a) - pb_f1(us, subs, b)
 
         return stat
@@ -177,8 +176,7 @@ class Findings:
     def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
         """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
         rows = [self.bon[p][prm][i] for p, i in (sample if sample is not None else self._resp(prm))]
-        hits = [float(argmin_position(r["step_scores"])[0] == len(r["step_scores"]) - 1) for r in rows]
-        return 100.0 * mean(hits)
+        return 100.0 * mean([float(argmin_position(r["step_scores"])[0] == len(r["step_scores"]) - 1) for r in rows])
 
     def _resp(self, prm: str) -> list[tuple[str, int]]:
         return [(p, i) for p in sorted(self.bon) for i, r in enumerate(self.bon[p].get(prm, []))
@@ -189,10 +187,6 @@ class Findings:
                               lambda sample: self.min_on_last(a, sample) - self.min_on_last(b, sample))
 
     # ---------------------------------------------------------------------------------- findings
-    def rows(self) -> list[list[str]]:
-        """[claim, paper (quoted), ours (95% interval), verdict] per finding."""
-        return [[f["claim"], f["paper"], f["ours"], f["verdict"]] for f in self.records()]
-
     def records(self) -> list[dict]:
         """Per finding: id, claim, paper (quoted), ours (text), verdict, and the estimates behind it as
         {name: [point, lo, hi]} (what a multi-seed aggregate combines)."""
@@ -268,8 +262,7 @@ class Findings:
                 f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
                 **{f"bon_minus_pb_gap_mc_hard_vs_{process_ref}": d})
         # 5. flawed processes inflate BoN: each PRM's share of such picks against a random pick's
-        excess = {p: self.inflation_excess(p) for p in self.prms}
-        excess = {p: v for p, v in excess.items() if v[1] == v[1]}
+        excess = {p: v for p in self.prms if (v := self.inflation_excess(p))[1] == v[1]}  # nan: nothing to measure
         if excess:
             ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))  # the PRM `decide` reads
             shares = {p: self.inflation(p)[0] for p in excess}
@@ -280,9 +273,9 @@ class Findings:
                 + f" (verdict on {ref}; below 0 means the PRM screens such responses out)",
                 **{f"inflation_excess_{p}": v for p, v in excess.items()})
         # 6. min on the final step: an outcome-supervised PRM (the BoN-optimised extreme) against a process one
+        shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
         if "outcome" in self.prms and process_ref:
             d = self.min_on_last_diff("outcome", process_ref)
-            shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
             add("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
                 "its lowest score on the final step far more often than one trained on process labels", CLAIMS["fig8"],
                 f"all multi-step responses, ties to the earliest step: {shares}; outcome - {process_ref} {_fmt_ci(*d)} points",
@@ -290,8 +283,7 @@ class Findings:
         elif self.prms:
             add("min_on_last", "A PRM trained toward outcomes puts its lowest score on the final step far more often than "
                 "one trained on process labels", CLAIMS["fig8"],  # no estimate: inconclusive
-                "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: "
-                + ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms))
+                "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: " + shares)
         # 7. the aggregation interacts with the label source (Fig. 9): last step vs lowest step, outcome vs process
         if "outcome" in self.prms and process_ref:
             d = self.last_minus_min_gap("outcome", process_ref)
@@ -351,15 +343,11 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     for fid, recs in by_id.items():
         ests = {}
         for name in recs[0]["estimates"]:
-            pts = [r["estimates"][name][0] for r in recs if name in r["estimates"]]
-            k = len(pts)
-            within = [(r["estimates"][name][1], r["estimates"][name][2]) for r in recs if name in r["estimates"]]
-            m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in within])
-            ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": k, "points": pts,
-                          "within_seed_lo": sum(w[0] for w in within) / k, "within_seed_hi": sum(w[1] for w in within) / k}
-        v = decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
-        if len(recs) < len(runs):
-            v = INCONCLUSIVE
+            pts, los, his = zip(*(r["estimates"][name][:3] for r in recs if name in r["estimates"]))
+            m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in zip(los, his)])
+            ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": len(pts), "points": list(pts),
+                          "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts)}
+        v = INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
                     "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],
                     "holds_on_every_seed": all(r["verdict"] == v for r in recs) and len(recs) == len(runs)})

@@ -11,6 +11,15 @@ from prmlab.findings import KEPT_MARGIN  # noqa: E402
 from prmlab.paper import CONSENSUS_KEPT, FIG8_QWEN_MC  # noqa: E402
 
 
+def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
+    """Label the axes, title the plot, put the legend right of it; the figure, laid out."""
+    ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
+    if legend:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
 def min_position_bars(last_share: dict[str, float]):
     """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8)."""
     fig, ax = plt.subplots(figsize=(8.5, 3.2))
@@ -18,13 +27,9 @@ def min_position_bars(last_share: dict[str, float]):
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
     ax.axhline(40.0, ls="--", color="gray", lw=1, label="paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > 40%")
     ax.axhline(FIG8_QWEN_MC, ls=":", color="gray", lw=1, label=f"paper Fig. 8: Qwen MC-trained PRM {FIG8_QWEN_MC}%")
-    ax.set_ylabel("min score on final step (% of responses)")
-    ax.set_title("Where PRMs put their lowest step score")
     ax.set_ylim(0, 100)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.tick_params(axis="x", rotation=30, labelsize=8)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "", "min score on final step (% of responses)", "Where PRMs put their lowest step score")
 
 
 def min_position_hist(hists: dict[str, list[dict]]):
@@ -37,12 +42,8 @@ def min_position_hist(hists: dict[str, list[dict]]):
         for k, n in enumerate(names):
             ax.bar([b + k * w for b in range(len(bins))], [100 * b["share"] for b in hists[n]], width=w, label=n)
         ax.set_xticks([b + 0.4 - w / 2 for b in range(len(bins))], bins, fontsize=8)
-    ax.set_xlabel("relative position of the lowest step score (0: first step, 1: final step)")
-    ax.set_ylabel("share of responses (%)")
-    ax.set_title("Where the lowest step score sits, all responses")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "relative position of the lowest step score (0: first step, 1: final step)",
+                   "share of responses (%)", "Where the lowest step score sits, all responses")
 
 
 def bon_vs_processbench(points: dict[str, tuple[float, float]]):
@@ -51,11 +52,8 @@ def bon_vs_processbench(points: dict[str, tuple[float, float]]):
     for name, (bon, pb) in points.items():
         ax.scatter(pb, bon)
         ax.annotate(name, (pb, bon), fontsize=8, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("ProcessBench average F1 (%)")
-    ax.set_ylabel("Best-of-N accuracy (prm@N, product, %)")
-    ax.set_title("BoN vs step-level evaluation")
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "ProcessBench average F1 (%)", "Best-of-N accuracy (prm@N, product, %)",
+                   "BoN vs step-level evaluation", legend=False)
 
 
 def label_quality(audit: dict[str, dict]):
@@ -68,12 +66,7 @@ def label_quality(audit: dict[str, dict]):
         ax.bar([i + k * w for i in range(len(names))], [100 * audit[n][key] for n in names], width=w, label=label)
     ax.set_xticks([i + w for i in range(len(names))], names)
     ax.set_ylim(0, 100)
-    ax.set_xlabel("label source")
-    ax.set_ylabel("%")
-    ax.set_title("Label quality against the exact verifier")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "label source", "%", "Label quality against the exact verifier")
 
 
 def binomial_half_width(pct: float, n: int) -> float:
@@ -86,7 +79,6 @@ def bon_curve(rows: list[dict], n_problems: int = 0):
     """Best-of-N accuracy against N: prm@N (product) per PRM, with maj@N and pass@N (eval_bon's `by_n`:
     a row per N, {"n": N, "maj": %, "pass": %, prm name: %}); with `n_problems`, binomial 95% error bars."""
     fig, ax = plt.subplots(figsize=(8.5, 3.8))
-    ns = [r["n"] for r in rows]
     styles = {"maj": ("maj@N (majority vote)", "--", "gray"), "pass": ("pass@N (any correct)", ":", "black")}
     names = list(dict.fromkeys(k for r in rows for k in r if k != "n"))
     for key in names:
@@ -96,13 +88,9 @@ def bon_curve(rows: list[dict], n_problems: int = 0):
         ax.errorbar([x for x, _ in pts], [y for _, y in pts], yerr=err, ls=ls, color=color, marker="s" if key in styles else "o",
                     ms=3 if key in styles else 4, capsize=2, elinewidth=0.8, label=label)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(ns, [str(n) for n in ns])
-    ax.set_xlabel("N (responses per problem)")
-    ax.set_ylabel("accuracy (% of problems)")
-    ax.set_title("Best-of-N accuracy against N" + (" (95% binomial intervals)" if n_problems else ""))
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    return fig
+    ax.set_xticks([r["n"] for r in rows], [str(r["n"]) for r in rows])
+    return _finish(fig, ax, "N (responses per problem)", "accuracy (% of problems)",
+                   "Best-of-N accuracy against N" + (" (95% binomial intervals)" if n_problems else ""))
 
 
 # Units of the findings' estimates, by name prefix (prmlab.findings), for the interval plot's row labels.
@@ -139,10 +127,8 @@ def findings_intervals(records: list[dict]):
     fig, axes = plt.subplots(len(heights), 1, figsize=(8.5, sum(heights) + 0.8), squeeze=False,
                              gridspec_kw={"height_ratios": heights})
     for ax, (rec, unit, names) in zip(axes[:, 0], panels):
-        vals = [rec["estimates"][n] for n in names]
-        pts = [v["mean"] if isinstance(v, dict) else v[0] for v in vals]
-        lo = [v["lo"] if isinstance(v, dict) else v[1] for v in vals]
-        hi = [v["hi"] if isinstance(v, dict) else v[2] for v in vals]
+        pts, lo, hi = zip(*[(v["mean"], v["lo"], v["hi"]) if isinstance(v, dict) else v[:3]
+                            for v in (rec["estimates"][n] for n in names)])
         ys = list(range(len(names)))[::-1]
         # A NaN bound (one seed: no across-seed interval) draws the point alone.
         err = [[p - a if a == a else 0.0 for p, a in zip(pts, lo)], [b - p if b == b else 0.0 for p, b in zip(pts, hi)]]
@@ -167,10 +153,8 @@ def processbench_error_correct(acc: dict[str, tuple[float, float]], scope: str =
     fig, ax = plt.subplots(figsize=(6, 3.4))
     names = list(acc)
     w = 0.38
-    ax.bar([i - w / 2 for i in range(len(names))], [acc[n][0] for n in names], width=w, label="erroneous samples",
-           color="#c44e52")
-    ax.bar([i + w / 2 for i in range(len(names))], [acc[n][1] for n in names], width=w, label="error-free samples",
-           color="#55a868")
+    for k, (label, color) in enumerate((("erroneous samples", "#c44e52"), ("error-free samples", "#55a868"))):
+        ax.bar([i + (k - 0.5) * w for i in range(len(names))], [acc[n][k] for n in names], width=w, label=label, color=color)
     ax.set_xticks(range(len(names)), names, rotation=30, fontsize=8)
     ax.set_ylim(0, 100)
     ax.set_ylabel("accuracy (%)")
