@@ -131,11 +131,12 @@ def model_identity(model: str) -> dict:
 
 def code_version(*modules) -> str:
     """md5 over the source of the modules that produce a stage's records (the labelling code) and over
-    the built-in prompt texts (`prmlab/prompts/*.txt`): every prompt reaches the model through them, so
-    an edited policy prompt must not let a resumed stage mix shards made under two prompts."""
+    the policy's system prompt (`prmlab/prompts/policy_system.txt`): every policy prompt reaches the model
+    through it, so an edited prompt must not let a resumed stage mix shards made under two prompts. (The
+    judge's template is in label_judge's fingerprint itself; hashing every template here would make a
+    reworded critic prompt a dependency of sampling and MC labels.)"""
     h = hashlib.md5()
     for m in modules:
         h.update(Path(m.__file__).read_bytes())
-    for f in sorted((Path(__file__).parent / "prompts").glob("*.txt")):
-        h.update(f.name.encode() + b"\0" + f.read_bytes())
+    h.update((Path(__file__).parent / "prompts" / "policy_system.txt").read_bytes())
     return h.hexdigest()
