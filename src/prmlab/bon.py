@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from prmlab.io import read_jsonl
+from prmlab.io import read_problems_and_responses
 from prmlab.layouts import PRMScoring, checked_prms
 from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
 from prmlab.params import check
@@ -114,15 +114,12 @@ def prepare_bon(a, cfg: dict):
     """The PRMs (checked), the problems and the responses grouped by problem, before any model loads."""
     c = cfg["eval_bon"]
     prms = checked_prms(a, c.reference_prms, c.scorer)
-    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
-    groups = group(read_jsonl(a.samples, Response), c.n)
+    problems, responses = read_problems_and_responses(a.problems, a.samples)
+    groups = group(responses, c.n)
     most = max((len(rs) for rs in groups.values()), default=0)
     if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
         raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
                          f"(sample_eval.n); lower eval_bon.n or sample more")
-    missing = sorted(set(groups) - set(problems))
-    if missing:
-        raise ValueError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
     return prms, problems, groups
 
 

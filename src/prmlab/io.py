@@ -125,6 +125,19 @@ def read_json(path: str | Path) -> Any:
         raise DataError(f"{path}:{e.lineno}: malformed JSON ({e.msg})") from None
 
 
+def read_problems_and_responses(problems_path: str | Path, samples_path: str | Path) -> tuple[dict, list]:
+    """A stage's problems (by id) and responses, each response naming a known problem, else a DataError
+    naming the samples file's field."""
+    from prmlab.records import Problem, Response
+
+    problems = {p.id: p for p in read_jsonl(problems_path, Problem)}
+    responses = read_jsonl(samples_path, Response)
+    missing = sorted({r.problem_id for r in responses} - set(problems))
+    if missing:
+        raise DataError(f"{samples_path}: field 'problem_id' names problems not in {problems_path}: {missing[:5]}")
+    return problems, responses
+
+
 class ShardWriter:
     """Resumable output: shards land atomically in `<out>.shards/`, `finish()` joins them into `out`.
 

@@ -19,7 +19,7 @@ from typing import Literal
 
 from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
 from prmlab.grading import is_equivalent
-from prmlab.io import DataError, ShardWriter, fingerprint, read_jsonl, sharded
+from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_responses, sharded
 from prmlab.params import ParamsError, check
 from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response
@@ -217,11 +217,7 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
     from prmlab.preflight import check_backend
 
     check_backend("policy" if need_gold else "judge", backend)
-    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
-    responses = read_jsonl(a.samples, Response)
-    missing = sorted({r.problem_id for r in responses} - set(problems))
-    if missing:
-        raise DataError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
+    problems, responses = read_problems_and_responses(a.problems, a.samples)
     no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer}) if need_gold else []
     if no_gold:
         raise DataError(f"{a.problems}: field 'gold_answer' is null for problem(s) {no_gold[:5]}, "

@@ -91,8 +91,10 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
 
     a = parse(description, paths, argv)
     name = name.format(**vars(a))
+    metrics = getattr(a, "metrics", None)
     try:
-        cfg = {s.format(**vars(a)): load_params(s.format(**vars(a)), cls, a.params) for s, cls in (sections or {}).items()}
+        named = {s.format(**vars(a)): cls for s, cls in (sections or {}).items()}
+        cfg = {s: load_params(s, cls, a.params) for s, cls in named.items()}
         data = prepare(a, cfg) if prepare else None
     except (ParamsError, DataError, ValueError) as e:  # prepare validates: its ValueErrors are bad input
         fail(name, e)
@@ -109,13 +111,13 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
             done = core(a, cfg, data, run)
             for path, obj in done.outputs.items():
                 (write_jsonl if isinstance(obj, list) else write_json)(path, obj)
-            if getattr(a, "metrics", None):
-                write_json(a.metrics, done.metrics)
+            if metrics:
+                write_json(metrics, done.metrics)
             run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
             # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
             # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
             small = [p for p in done.outputs if os.path.getsize(p) <= LOG_MAX_BYTES]
-            for path in [*small, *([a.metrics] if getattr(a, "metrics", None) else []), *done.artifacts]:
+            for path in [*small, *([metrics] if metrics else []), *done.artifacts]:
                 run.artifact(path)
     except (ParamsError, DataError) as e:
         fail(name, e)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prmlab.io import DataError, read_jsonl, read_jsonl_lines
+from prmlab.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and_responses
 from prmlab.labeling import SOURCES, labels_from_first_error
 from prmlab.params import ParamsError
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
@@ -173,13 +173,9 @@ def prepare_consensus(a, cfg: dict) -> tuple:
                        f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
             raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
         return path, read_jsonl(path, PRMExample)
-    problems = {p.id: p for p in read_jsonl(a.problems, Problem)}
-    responses = read_jsonl(a.samples, Response)
+    problems, responses = read_problems_and_responses(a.problems, a.samples)
     mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
     judge = labels_fitting(a.judge, JudgeLabel, responses, a.samples)
-    missing = sorted({r.problem_id for r in responses} - set(problems))
-    if missing:
-        raise DataError(f"{a.samples}: field 'problem_id' names problems not in {a.problems}: {missing[:5]}")
     if "oracle" in cfg["train_prm"].sources and not any(r.true_first_error is not None for r in responses):
         raise ParamsError("train_prm.sources names 'oracle', but these responses carry no verifier labels "
                           "(only the toy world has them); drop it from the list")
