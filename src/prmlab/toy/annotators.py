@@ -1,18 +1,23 @@
-"""The toy world's PRM800K: human-like step labels on another generator's solutions.
+"""The toy world's PRM800K: human-like step labels on another policy's solutions.
 
 The paper's human labels (PRM800K) differ from its MC and judge labels in three ways that matter for
-"human labels are best" (Table 4): the solutions come from another policy (off-policy), there are
-fewer of them, and people make mistakes. The toy analogue has all three, so the claim no longer holds
-by construction (the `oracle` source, the verifier on the policy's own responses, stays as an upper
-bound):
-- off-policy: solutions written by the world's own flaw generator (`make_flawed`, random rather than
-  the policy's habitual flaws, with its own mix of flaw kinds), not sampled from the policy;
-- fewer: one solution for each of `n` problems (the MC/judge sets label every policy response);
+"human labels are best" (Table 4): the solutions come from another policy (GPT-4's samples, not the
+policy under study: off-policy), there are fewer of them, and people make mistakes. The toy analogue
+has all three, so the claim no longer holds by construction (the `oracle` source, the verifier on the
+policy's own responses, stays as an upper bound):
+- off-policy: solutions sampled from a *writer*, another policy: the toy base LM fine-tuned as the
+  policy is (params toy_models: steps, batch, lr, flawed share) but on its own corpus and seed
+  (`writer_seed`) and with its own habits (`flaw_mix`), sampled as the policy is (params `sample`).
+  Model text, not templates: template solutions with injected flaws taught a PRM far less (held-out
+  F1 30.6 against 38.3 for the writer's samples, same size and noise; docs/DESIGN.md, session 16);
+- fewer: one solution for each of `n` problems, picked from the writer's `samples`: a flawed one with
+  probability `flawed_share` when the problem has one (PRM800K's second phase chose convincing wrong
+  solutions), else a clean one (the MC/judge sets label every policy response);
 - annotator noise: with probability `noise` a solution's label is wrong: an error-free solution gets a
   step flagged, a flawed one has its error missed (half of such cases) or placed on the next or
-  previous step (the other half).
+  previous step (the other half). The true first error is always the verifier's, on the very text.
 
-    examples, counts = annotate(problems, seed=0, flawed_share=0.6, flaw_mix={"slip": 1.0}, noise=0.1)
+    examples, counts = pick_and_annotate(problems, responses, seed=0, flawed_share=0.6, noise=0.1)
 
 `toy_human_labels` is stage toy_human@toy's core (prmlab.stage runs it), with params `toy_human` (ToyHumanConfig).
 """
@@ -21,23 +26,26 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from prmlab.labeling import labels_from_first_error
 from prmlab.params import check
-from prmlab.records import PRMExample, Problem
-from prmlab.toy.world import FLAW_KINDS, canonical_steps, make_flawed, sample_flaw_kind, verify
+from prmlab.records import PRMExample, Problem, Response
+from prmlab.toy.world import FLAW_KINDS
 
 
 @dataclass(frozen=True)
 class ToyHumanConfig:
     n: int = 300
+    samples: int = 4
     flawed_share: float = 0.6
     flaw_mix: dict[str, float] = field(default_factory=lambda: {"slip": 0.3, "operand": 0.3, "skip": 0.2,
                                                                  "compensate": 0.1, "answer": 0.1})
+    writer_seed: int = 1
     noise: float = 0.1
 
     def __post_init__(self):
-        check(self.n >= 1, "toy_human.n must be >= 1")
+        check(self.n >= 1 and self.samples >= 1, "toy_human.n and toy_human.samples must be >= 1")
         check(0 <= self.flawed_share <= 1, "toy_human.flawed_share must be in [0, 1]")
         check(0 <= self.noise <= 1, "toy_human.noise must be in [0, 1]")
         unknown = sorted(set(self.flaw_mix) - set(FLAW_KINDS))
@@ -57,48 +65,109 @@ def annotator_label(rng: random.Random, first_error: int, n_steps: int, noise: f
     return rng.choice(moved), "misplaced"
 
 
-def annotate(problems: list[Problem], seed: int, flawed_share: float, flaw_mix: dict[str, float],
-             noise: float) -> tuple[list[PRMExample], dict[str, int]]:
-    """One solution per problem, labelled by a noisy annotator; counts of what was written and mislabelled.
-    The true first error is the verifier's, on the very text written (never the generator's claim)."""
+def pick_and_annotate(problems: list[Problem], responses: list[Response], seed: int, flawed_share: float,
+                      noise: float) -> tuple[list[PRMExample], dict[str, int]]:
+    """One solution per problem (of its responses; a problem with none is skipped and counted), a flawed one
+    with probability `flawed_share` when there is one, labelled by a noisy annotator; counts of what was
+    picked and mislabelled. The true first error is the verifier's (Response.true_first_error)."""
     rng = random.Random(seed)
-    out, counts = [], {"solutions": 0, "flawed": 0, "false_alarm": 0, "missed": 0, "misplaced": 0, "agree_with_verifier": 0}
+    by: dict[str, list[Response]] = {}
+    for r in responses:
+        by.setdefault(r.problem_id, []).append(r)
+    out, counts = [], {"solutions": 0, "no_solution": 0, "flawed": 0, "false_alarm": 0, "missed": 0, "misplaced": 0,
+                       "agree_with_verifier": 0}
     for p in problems:
-        if rng.random() < flawed_share:
-            steps, _ = make_flawed(rng, p, sample_flaw_kind(rng, flaw_mix))
-        else:
-            steps = canonical_steps(p)
-        truth = verify(p, steps).first_error
-        given, mistake = annotator_label(rng, truth, len(steps), noise)
+        cands = by.get(p.id, [])
+        if not cands:
+            counts["no_solution"] += 1
+            continue
+        flawed = [r for r in cands if r.true_first_error != -1]
+        clean = [r for r in cands if r.true_first_error == -1]
+        r = rng.choice(flawed if flawed and (not clean or rng.random() < flawed_share) else clean)
+        truth = r.true_first_error
+        given, mistake = annotator_label(rng, truth, len(r.steps), noise)
         counts["solutions"] += 1
         counts["flawed"] += truth != -1
         counts["agree_with_verifier"] += given == truth
         if mistake:
             counts[mistake] += 1
-        labels = labels_from_first_error(len(steps), given)
-        out.append(PRMExample(prompt=p.question, completions=steps[: len(labels)], labels=labels, response_id=p.id))
+        labels = labels_from_first_error(len(r.steps), given)
+        out.append(PRMExample(prompt=p.question, completions=r.steps[: len(labels)], labels=labels, response_id=r.response_id))
     return out, counts
+
+
+def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=None) -> dict:
+    """The writer: the base fine-tuned as bootstrap@toy fine-tunes the policy (params toy_models), on its own
+    corpus and seed (`c.writer_seed`) with its own flaw mix (`c.flaw_mix`), saved with its tokenizer to `out`."""
+    import shutil
+
+    from transformers import AutoTokenizer, Qwen2ForCausalLM
+
+    from prmlab.prompts import policy_messages
+    from prmlab.toy.lm import train_lm_logged
+    from prmlab.toy.recipes import policy_pairs, training_problems
+
+    # Its corpus is stream writer_seed*1000 + 4: the policy's is toy_models.seed*1000 + 4, so they differ.
+    corpus = training_problems(c.writer_seed, world, models.corpus, 0, 0)["corpus"]
+    tok = AutoTokenizer.from_pretrained(base)
+    render = lambda q: tok.apply_chat_template(policy_messages(q), tokenize=False, add_generation_prompt=True)  # noqa: E731
+    model = Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True)
+    metrics: dict = {}
+    model = train_lm_logged("writer", model, tok, policy_pairs(corpus, render, c.writer_seed, models.flawed_share, c.flaw_mix),
+                            models.policy_steps, models.batch_size, models.lr, c.writer_seed, metrics, run)
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    for extra in ("chat_template.jinja", "generation_config.json"):  # as the policy has them
+        if (base / extra).exists() and not (out / extra).exists():
+            shutil.copy(base / extra, out / extra)
+    return metrics
 
 
 def read_eval_texts(a, cfg: dict) -> dict[str, list[str]]:
     from prmlab.io import read_json
 
+    if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
+        from prmlab.params import ParamsError
+
+        raise ParamsError("toy_human.writer_seed equals toy_models.seed: the writer would be the policy (set another seed)")
     return read_json(a.eval_texts)
 
 
 def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
-    """Stage toy_human@toy: `toy_human.n` problems from their own stream (toy.seed * 1000 + 7) with the study's
-    difficulty mix, one annotated solution each, minus the problems an evaluation set holds."""
+    """Stage toy_human@toy: the writer into --writer, `samples` solutions from it to each of `toy_human.n`
+    problems of their own stream (toy.seed * 1000 + 7, the study's difficulty mix), one picked and annotated
+    per problem, minus the problems an evaluation set holds."""
+    import dataclasses
+
+    from prmlab.generation import make_generator
     from prmlab.human_labels import drop_eval_problems
+    from prmlab.sampling import sample_responses
     from prmlab.stage import Done
+    from prmlab.tracking import Progress
 
     c, toy = cfg["toy_human"], cfg["toy"]
+    m = train_writer(Path(a.base), Path(a.writer), c, cfg["toy_models"], toy, run)
     problems = toy.problems(7, c.n, "toy-human")
-    examples, counts = annotate(problems, toy.seed, c.flawed_share, c.flaw_mix, c.noise)
+    scfg = dataclasses.replace(cfg["sample"], n=c.samples, max_problems=0)
+    responses, dropped = [], {"no_steps": 0, "no_answer": 0, "truncated": 0}
+    prog = Progress(len(problems), "toy_human", unit="problems")
+    with make_generator(dataclasses.replace(cfg["policy"], model=a.writer)) as gen:
+        for i in range(0, len(problems), scfg.shard_size):
+            rows, counts = sample_responses(gen, problems[i: i + scfg.shard_size], scfg, i // scfg.shard_size)
+            responses += rows
+            dropped = {k: dropped[k] + counts[k] for k in dropped}
+            prog.update(len(problems[i: i + scfg.shard_size]))
+    examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise)
     kept, removed = drop_eval_problems(examples, eval_texts)
-    m = {**counts, **removed, "examples": len(kept), "hard_problems": sum(bool(p.meta.get("hard")) for p in problems),
-         "with_wrong_step": sum(0 in ex.labels for ex in kept),
-         "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
-    return Done(m, f"{counts['solutions']} off-policy solutions ({counts['flawed']} flawed), annotator right on "
-                   f"{100 * m['label_accuracy']:.1f}% (noise {c.noise}); {removed['removed_total']} dropped as evaluation "
-                   f"problems; {len(kept)} examples -> {a.out}", outputs={a.out: kept})
+    n = max(len(responses), 1)
+    m |= {**counts, **removed, **{f"dropped_{k}": v for k, v in dropped.items()}, "examples": len(kept),
+          "writer_samples": len(responses), "writer_accuracy": sum(r.correct for r in responses) / n,
+          "writer_error_free_share": sum(r.true_first_error == -1 for r in responses) / n,
+          "writer_distinct": len({(r.problem_id, tuple(r.steps)) for r in responses}),
+          "hard_problems": sum(bool(p.meta.get("hard")) for p in problems),
+          "with_wrong_step": sum(0 in ex.labels for ex in kept),
+          "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
+    return Done(m, f"writer right on {100 * m['writer_accuracy']:.1f}% of {len(responses)} samples; {counts['solutions']} "
+                   f"picked ({counts['flawed']} flawed), annotator right on {100 * m['label_accuracy']:.1f}% (noise {c.noise}); "
+                   f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples -> {a.out}",
+                outputs={a.out: kept})
