@@ -20,7 +20,7 @@ Run: python -m stages.toy_human --base models/base --eval-texts data/problems/ev
 from prmlab.generation import BackendConfig
 from prmlab.sampling import SampleConfig
 from prmlab.stage import run_stage
-from prmlab.toy.annotators import ToyHumanConfig, read_eval_texts, toy_human_labels
+from prmlab.toy.annotators import ToyHumanConfig, prepare_toy_human, toy_human_labels
 from prmlab.toy.recipes import ToyModelsConfig
 from prmlab.toy.world import ToyWorldConfig
 
@@ -31,7 +31,7 @@ def main() -> None:
                                            "metrics": "metrics JSON"},
               sections={"toy_human": ToyHumanConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig,
                         "sample": SampleConfig, "policy": BackendConfig},
-              prepare=read_eval_texts, core=toy_human_labels, inputs=["eval_texts"], torch=True)
+              prepare=prepare_toy_human, core=toy_human_labels, inputs=["eval_texts"], torch=True)
 
 
 if __name__ == "__main__":

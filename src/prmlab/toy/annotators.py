@@ -123,7 +123,8 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
     return metrics
 
 
-def read_eval_texts(a, cfg: dict) -> dict[str, list[str]]:
+def prepare_toy_human(a, cfg: dict) -> dict[str, list[str]]:
+    """Before any model loads: a writer that would be the policy is refused; the evaluation sets' problem texts."""
     from prmlab.io import read_json
 
     if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
