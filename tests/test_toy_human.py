@@ -80,7 +80,7 @@ def test_stage_trains_a_writer_samples_it_and_drops_evaluation_problems(tmp_path
     assert p.returncode == 0, p.stderr
     m = json.loads((tmp_path / "m.json").read_text())
     assert (tmp_path / "writer" / "model.safetensors").exists() and m["writer_train_seconds"] > 0
-    assert m["writer_samples"] + m["dropped_no_steps"] + m["dropped_no_answer"] == 15  # 5 problems x 3 samples
+    assert m["writer_kept"] + m["dropped_no_steps"] + m["dropped_no_answer"] == 15  # 5 problems x 3 samples
     assert m["solutions"] + m["no_solution"] == 5 and m["label_accuracy"] == 1.0
     rows = [json.loads(x) for x in (tmp_path / "human.jsonl").read_text().splitlines()]
     picked = {r["response_id"].split("/")[0] for r in rows}

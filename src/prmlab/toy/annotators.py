@@ -99,27 +99,18 @@ def pick_and_annotate(problems: list[Problem], responses: list[Response], seed: 
 def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=None) -> dict:
     """The writer: the base fine-tuned as bootstrap@toy fine-tunes the policy (params toy_models), on its own
     corpus and seed (`c.writer_seed`) with its own flaw mix (`c.flaw_mix`), saved with its tokenizer to `out`."""
-    import shutil
-
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
     from prmlab.prompts import policy_messages
-    from prmlab.toy.lm import train_lm_logged
-    from prmlab.toy.recipes import policy_pairs, training_problems
+    from prmlab.toy.recipes import fine_tune_policy, training_problems
 
     # Its corpus is stream writer_seed*1000 + 4: the policy's is toy_models.seed*1000 + 4, so they differ.
     corpus = training_problems(c.writer_seed, world, models.corpus, 0, 0)["corpus"]
     tok = AutoTokenizer.from_pretrained(base)
     render = lambda q: tok.apply_chat_template(policy_messages(q), tokenize=False, add_generation_prompt=True)  # noqa: E731
-    model = Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True)
     metrics: dict = {}
-    model = train_lm_logged("writer", model, tok, policy_pairs(corpus, render, c.writer_seed, models.flawed_share, c.flaw_mix),
-                            models.policy_steps, models.batch_size, models.lr, c.writer_seed, metrics, run)
-    model.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)
-    for extra in ("chat_template.jinja", "generation_config.json"):  # as the policy has them
-        if (base / extra).exists() and not (out / extra).exists():
-            shutil.copy(base / extra, out / extra)
+    fine_tune_policy("writer", Qwen2ForCausalLM.from_pretrained(base, use_safetensors=True), tok, render, corpus,
+                     c.writer_seed, c.flaw_mix, models, out, metrics, run)
     return metrics
 
 
@@ -142,7 +133,7 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
 
     from prmlab.generation import make_generator
     from prmlab.human_labels import drop_eval_problems
-    from prmlab.sampling import sample_responses
+    from prmlab.sampling import sample_metrics, sample_responses
     from prmlab.stage import Done
     from prmlab.tracking import Progress
 
@@ -160,15 +151,13 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
             prog.update(len(problems[i: i + scfg.shard_size]))
     examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise)
     kept, removed = drop_eval_problems(examples, eval_texts)
-    n = max(len(responses), 1)
     m |= {**counts, **removed, **{f"dropped_{k}": v for k, v in dropped.items()}, "examples": len(kept),
-          "writer_samples": len(responses), "writer_accuracy": sum(r.correct for r in responses) / n,
-          "writer_error_free_share": sum(r.true_first_error == -1 for r in responses) / n,
+          **{f"writer_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},
           "writer_distinct": len({(r.problem_id, tuple(r.steps)) for r in responses}),
           "hard_problems": sum(bool(p.meta.get("hard")) for p in problems),
           "with_wrong_step": sum(0 in ex.labels for ex in kept),
           "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
-    return Done(m, f"writer right on {100 * m['writer_accuracy']:.1f}% of {len(responses)} samples; {counts['solutions']} "
+    return Done(m, f"writer right on {100 * m['writer_accuracy']:.1f}% of {m['writer_kept']} samples; {counts['solutions']} "
                    f"picked ({counts['flawed']} flawed), annotator right on {100 * m['label_accuracy']:.1f}% (noise {c.noise}); "
                    f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples -> {a.out}",
                 outputs={a.out: kept})

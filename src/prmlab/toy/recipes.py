@@ -200,6 +200,20 @@ def measure_judge(judge_dir: str | Path, problems: list[Problem], steps: list[li
             "judge_unparsed_share": sum(p is None for p in preds) / n, "judge_eval_responses": n, **by_kind}, [o[0].text for o in outs]
 
 
+def fine_tune_policy(name: str, base, tok, render, corpus: list[Problem], seed: int, flaw_mix: dict[str, float],
+                     cfg: ToyModelsConfig, out: Path, metrics: dict, run=None):
+    """`base` fine-tuned as the policy is (policy_pairs: a `cfg.flawed_share` of `corpus` with one habitual flaw
+    of `flaw_mix`; `cfg.policy_steps` at `cfg.batch_size` and `cfg.lr`), saved with `tok` to `out`. The policy
+    (bootstrap@toy) and toy_human@toy's writer are both made here, so "trained as the policy is" stays true."""
+    from prmlab.toy.lm import train_lm_logged
+
+    model = train_lm_logged(name, base, tok, policy_pairs(corpus, render, seed, cfg.flawed_share, flaw_mix),
+                            cfg.policy_steps, cfg.batch_size, cfg.lr, seed, metrics, run)
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    return model
+
+
 def train_base_and_policy(cfg: ToyModelsConfig, world: ToyWorldConfig, models_dir: Path, run=None) -> dict:
     """The tokenizer, the base and the policy into models_dir/{base,policy}; training and policy metrics."""
     import copy
@@ -224,11 +238,8 @@ def train_base_and_policy(cfg: ToyModelsConfig, world: ToyWorldConfig, models_di
                            cfg.base_steps, cfg.batch_size, cfg.lr, cfg.seed, metrics, run)
     base.save_pretrained(models_dir / "base", safe_serialization=True)
     tok.save_pretrained(models_dir / "base")
-    pairs = policy_pairs(probs["corpus"], render, cfg.seed, cfg.flawed_share, cfg.flaw_mix)
-    policy = train_lm_logged("policy", copy.deepcopy(base), tok, pairs, cfg.policy_steps, cfg.batch_size, cfg.lr, cfg.seed,
-                             metrics, run)
-    policy.save_pretrained(models_dir / "policy", safe_serialization=True)
-    tok.save_pretrained(models_dir / "policy")
+    policy = fine_tune_policy("policy", copy.deepcopy(base), tok, render, probs["corpus"], cfg.seed, cfg.flaw_mix, cfg,
+                              models_dir / "policy", metrics, run)
     del base, policy
     torch.manual_seed(cfg.seed)
     m, _ = measure_policy(models_dir / "policy", probs["heldout"], cfg.eval_temperature, cfg.seed)
