@@ -37,7 +37,7 @@ repro: setup
 	$(BIN)/dvc metrics show
 
 prefect-ui: setup
-	PREFECT_HOME=$(CURDIR)/.prefect $(BIN)/prefect server start --host 127.0.0.1 --port 4200
+	PREFECT_HOME=$(CURDIR)/.prefect PREFECT_SERVER_ANALYTICS_ENABLED=false $(BIN)/prefect server start --host 127.0.0.1 --port 4200
 
 # The toy study over $(SEEDS) seeds as DVC experiments, then reports/seeds.md with intervals across seeds.
 study-seeds: setup

@@ -23,12 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Before prefect is imported (it reads settings then): its state and the temporary server's database
-# stay inside the project, and its server listens on 127.0.0.1 only, unless the user says otherwise.
-os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parents[1] / ".prefect"))
-os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
-
-from prefect import flow, get_run_logger, task  # noqa: E402
+from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
 # dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
 # problems, bootstrap, train_judge, toy_human and build_processbench exist in the toy profile only, inputs in the real one

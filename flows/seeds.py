@@ -99,16 +99,22 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
            "Seeds run from different commits: " + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
           + f"; runs: {', '.join(sorted(per_seed))}"
           + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
-          "Per estimate: the mean over seeds, a 95% t-interval across seeds (each seed its own world, samples and "
-          "training), and the mean within-seed bootstrap interval (problem sampling only). The verdict follows the "
-          "across-seed interval.", "",
-          "| finding | estimate | mean | 95% across seeds | within-seed (mean) | per seed | verdict | per-seed verdicts |",
-          "|---|---|---|---|---|---|---|---|"]
+          "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
+          "training): Student t for k - 1 degrees of freedom on the larger of the across-seed variance and the mean "
+          "within-seed bootstrap variance, so a few seeds that happen to agree cannot give an interval narrower than "
+          "one seed's own noise (`prmlab.findings.t_interval`); and the mean within-seed bootstrap interval (problem "
+          "sampling only). The verdict follows the across-seed interval, by the rule one seed's follows; "
+          "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
+          "the paper's effect it is meant to detect, where the paper gives one.", "",
+          "| finding | estimate | mean | 95% across seeds | +- vs paper | within-seed (mean) | per seed | verdict | every seed | per-seed verdicts |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for f in agg:
         for i, (name, e) in enumerate(f["estimates"].items()):
-            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | "
+            prec = f"{(e['hi'] - e['lo']) / 2:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
+            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | {prec} | "
                       f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
-                      f"{f['verdict'] if i == 0 else ''} | {', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
+                      f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
+                      f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
     md += ["", "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
     return agg

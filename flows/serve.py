@@ -1,6 +1,6 @@
 """Scheduled runs: serve the pipeline flow as a deployment with a cron (or interval) schedule.
 
-    prefect server start --host 127.0.0.1            # terminal 1 (UI at http://127.0.0.1:4200)
+    PREFECT_SERVER_ANALYTICS_ENABLED=false prefect server start --host 127.0.0.1   # terminal 1 (UI at http://127.0.0.1:4200)
     export PREFECT_API_URL=http://127.0.0.1:4200/api
     python -m flows.serve --cron "0 3 * * *"          # terminal 2: nightly study run, 03:00 UTC
     python -m flows.serve --cron "0 3 * * *" --timezone Europe/Paris   # 03:00 Paris time

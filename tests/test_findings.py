@@ -165,7 +165,9 @@ def test_aggregate_over_seeds_by_hand():
     from prmlab.findings import aggregate_seeds
 
     def rec(fid, v, est):
-        return {"id": fid, "claim": fid, "paper": "p", "ours": "", "verdict": v, "estimates": est}
+        return {"id": fid, "claim": fid, "paper": "p", "ours": "", "verdict": v, "estimates": est,
+                "precision": {k: {"half_width": (b - a) / 2, "paper_effect": 6.4 if k == "f1_judge_minus_mc" else None}
+                              for k, (_, a, b) in est.items()}}
 
     per_seed = {  # three seeds; the judge-minus-MC F1 difference is 4, 6, 8 (mean 6, sd 2)
         "seed-0": [rec("mc_judge_human", "reproduced", {"f1_judge_minus_mc": [4.0, 1.0, 7.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
@@ -179,6 +181,7 @@ def test_aggregate_over_seeds_by_hand():
     half = 4.303 * 2.0 / 3 ** 0.5  # t(2 df) x sd / sqrt(3)
     assert e["mean"] == 6.0 and abs(e["lo"] - (6 - half)) < 1e-9 and abs(e["hi"] - (6 + half)) < 1e-9
     assert (e["within_seed_lo"], e["within_seed_hi"]) == (5 / 3, 9.0)
+    assert e["paper_effect"] == 6.4 and agg["hard_soft"]["estimates"]["f1_hard_minus_soft"]["paper_effect"] is None
     # 6 - 4.97 = 1.03 > 0, and the oracle difference has zero spread: both parts hold across seeds
     assert agg["mc_judge_human"]["verdict"] == "reproduced"
     assert agg["mc_judge_human"]["per_seed_verdicts"] == ["reproduced", "inconclusive", "reproduced"]

@@ -331,8 +331,8 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     """Findings records of several seeds (run name -> records) -> per finding and estimate: the mean over
     seeds, a 95% interval across seeds that never falls below the within-seed sampling noise
     (`t_interval`; each seed draws its own world, samples and training), the mean of the within-seed
-    bootstrap bounds (problem sampling only),
-    and a verdict decided by the across-seed interval with the same rule as one seed (`decide`). Needs >= 2
+    bootstrap bounds (problem sampling only), the paper's effect the estimate must resolve (from the records'
+    `precision`), and a verdict decided by the across-seed interval with the same rule as one seed (`decide`). Needs >= 2
     seeds for an interval; a finding missing from some seed is marked so."""
     runs = sorted(per_seed)
     by_id: dict[str, list[dict]] = defaultdict(list)
@@ -346,7 +346,9 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
             pts, los, his = zip(*(r["estimates"][name][:3] for r in recs if name in r["estimates"]))
             m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in zip(los, his)])
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": len(pts), "points": list(pts),
-                          "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts)}
+                          "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts),
+                          # what the interval must resolve, as each seed's record states it (None: no paper number)
+                          "paper_effect": recs[0].get("precision", {}).get(name, {}).get("paper_effect")}
         v = INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
                     "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],

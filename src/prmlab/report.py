@@ -146,9 +146,11 @@ def summary(recs: list[dict]) -> list[str]:
     return ["## Summary", "",
             f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
             f"{counts.get('not reproduced', 0)} not reproduced, {counts.get('inconclusive', 0)} inconclusive "
-            "(95% bootstrap intervals, one seed; the paper's quotes, the tests and the interval widths are under "
-            "\"Findings in detail\" below; the spread over seeds is reports/seeds.md once `make study-seeds SEEDS=3` has "
-            "run on this study: it names the commit whose study it covers).", "",
+            "(95% bootstrap intervals over this seed's evaluation problems only; the paper's quotes, the tests and the "
+            "interval widths are under \"Findings in detail\" below). A new seed also redraws the world and retrains "
+            "every PRM, which moves the F1 differences by a few points more, so the study's verdicts are the ones "
+            "across seeds in reports/seeds.md (`make study-seeds SEEDS=3`; it names the commits whose studies it "
+            "covers).", "",
             table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), MARKS.get(f["verdict"], f["verdict"])] for f in recs]),
             ""]
 
