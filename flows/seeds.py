@@ -110,7 +110,7 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
           "|---|---|---|---|---|---|---|---|---|---|"]
     for f in agg:
         for i, (name, e) in enumerate(f["estimates"].items()):
-            prec = f"{(e['hi'] - e['lo']) / 2:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
+            prec = f"{e['half_width']:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
             md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | {prec} | "
                       f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
                       f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "

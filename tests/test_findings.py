@@ -180,6 +180,7 @@ def test_aggregate_over_seeds_by_hand():
     e = agg["mc_judge_human"]["estimates"]["f1_judge_minus_mc"]
     half = 4.303 * 2.0 / 3 ** 0.5  # t(2 df) x sd / sqrt(3)
     assert e["mean"] == 6.0 and abs(e["lo"] - (6 - half)) < 1e-9 and abs(e["hi"] - (6 + half)) < 1e-9
+    assert abs(e["half_width"] - half) < 1e-9
     assert (e["within_seed_lo"], e["within_seed_hi"]) == (5 / 3, 9.0)
     assert e["paper_effect"] == 6.4 and agg["hard_soft"]["estimates"]["f1_hard_minus_soft"]["paper_effect"] is None
     # 6 - 4.97 = 1.03 > 0, and the oracle difference has zero spread: both parts hold across seeds

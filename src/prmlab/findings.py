@@ -345,7 +345,7 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
         for name in recs[0]["estimates"]:
             pts, los, his = zip(*(r["estimates"][name][:3] for r in recs if name in r["estimates"]))
             m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in zip(los, his)])
-            ests[name] = {"mean": m, "lo": lo, "hi": hi, "seeds": len(pts), "points": list(pts),
+            ests[name] = {"mean": m, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": len(pts), "points": list(pts),
                           "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts),
                           # what the interval must resolve, as each seed's record states it (None: no paper number)
                           "paper_effect": recs[0].get("precision", {}).get(name, {}).get("paper_effect")}
