@@ -2,6 +2,8 @@
 
     python -m benchmarks.bench_prm_budget --budget 160x6:480 --budget 960x6:3000 \
         --budget 2880x2:3000 --budget 2880x2:8000
+    python -m benchmarks.bench_prm_budget --mix --budget 2880x2:8000 --eval-problems 400 --train-seed 2 --train-seed 3 \
+        --out reports/benchmarks/prm_world.json   # the same budget over training seeds
 
 Issue #19's PRM targets, measured on the oracle PRM (the one trained on the verifier's exact labels,
 so nothing but the training budget stands between it and them). For each budget PROBLEMSxN:STEPS:
@@ -130,6 +132,8 @@ def main() -> None:
     ap.add_argument("--hard-share", type=float, help="with --mix: replaces toy.hard_share")
     ap.add_argument("--hard-max-value", type=int, help="with --mix: replaces toy.hard_max_value")
     ap.add_argument("--hard-max-steps", type=int, help="with --mix: replaces toy.hard_max_steps")
+    ap.add_argument("--train-seed", type=int, action="append", help="PRM training seed (repeatable; default: "
+                    "params' train_prm.seed): the same data and evaluation, another head draw and data order")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--work", default="/tmp/prmlab_prm_budget")
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
@@ -162,8 +166,10 @@ def main() -> None:
     items = load_items(a.items) if a.items else {}
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
 
-    for n_problems, n, steps in a.budget:
-        key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "")
+    runs = [(b, seed) for b in a.budget for seed in (a.train_seed or [tcfg.seed])]
+    for (n_problems, n, steps), seed in runs:
+        # a row per budget and training seed; the params' seed keeps the key earlier rows had
+        key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "") + (f"#seed{seed}" if seed != tcfg.seed else "")
         print(f"[bench_prm_budget] {key}", flush=True)
         # the study's train split, extended
         probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *difficulty(toy, a.mix))
@@ -174,11 +180,12 @@ def main() -> None:
                                                dataclasses.replace(scfg, n=n))
         examples = training_set("oracle", {p.id: p for p in probs}, train_rs, {}, {})
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
-        cfg = dataclasses.replace(tcfg, steps=steps)  # train_prm.steps, not epochs: params may set steps, which wins
+        cfg = dataclasses.replace(tcfg, steps=steps, seed=seed)  # train_prm.steps, not epochs: params may set steps, which wins
         out = str(work / f"prm_{key.replace(':', '_')}")
         m = train(examples, policy.model, out, cfg, soft=False)
         results[key] = {
-            "problems": n_problems, "n": n, "world": world or "normal only", "items": bool(items), "examples": len(examples), "distinct_responses": distinct,
+            "problems": n_problems, "n": n, "world": world or "normal only", "train_seed": seed, "items": bool(items),
+            "examples": len(examples), "distinct_responses": distinct,
             "optimizer_steps": m["optimizer_steps"], "sample_seconds": sample_s, "train_seconds": m["seconds"],
             **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
         print(json.dumps({key: results[key]}), flush=True)

@@ -28,3 +28,23 @@ def test_seed_spread_mean_and_t_interval_per_source_and_steps():
     one = s["judge"]["f1_heldout"]  # one seed: the value, no interval
     assert one["mean"] == 40.0 and math.isnan(one["lo"]) and math.isnan(one["hi"])
     assert seed_spread(results, 8000)["oracle"]["step_auc_heldout"]["mean"] == 0.99
+
+
+def _world_row(seed, bon_min, auc, f1):
+    part = {"problems": 10, "min": bon_min, "random": 60.0, "maj": 70.0, "pass": 90.0, "within_problem_auc": auc}
+    return {"world": "mix0.25v25s8", "train_seed": seed, "normal": part, "hard": part, "bon_product": bon_min,
+            "bon_min": bon_min, "bon_maj": 70.0, "within_problem_auc": auc, "step_auc_heldout": auc, "f1_heldout": f1,
+            "sample_seconds": 60.0, "train_seconds": 600.0}
+
+
+def test_world_table_has_a_row_per_training_seed_and_their_mean():
+    from benchmarks.write_report import prm_world
+
+    md = prm_world({"2880x2:8000@mix0.25v25s8": _world_row(0, 70.0, 0.78, 60.0),
+                    "2880x2:8000@mix0.25v25s8#seed1": _world_row(1, 74.0, 0.83, 67.0),
+                    "960x6:3000@mix0.25v25s8": _world_row(0, 71.0, 0.76, 57.0)})  # one seed: no mean row
+    rows = [line for line in md if line.startswith("| mix")]
+    assert len(rows) == 4 and [r.split(" | ")[2] for r in rows] == ["0", "1", "0", "mean of 2"]
+    assert rows[-1].split(" | ")[1] == "2880x2:8000"
+    # means: min (70 + 74) / 2 = 72.0, step AUC (0.78 + 0.83) / 2 = 0.805, F1 63.5
+    assert "72.0 / 60.0 / 70.0" in rows[-1] and "| 0.805 | 63.5 |" in rows[-1]
