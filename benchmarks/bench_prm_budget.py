@@ -83,10 +83,28 @@ def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
     return rows, sec
 
 
+def over_maj(probs, groups: dict, scores: dict, agg: str, n_boot: int = 2000) -> list[float]:
+    """Best-of-N by `agg` minus maj@N (points), with its 95% paired bootstrap interval over problems:
+    [difference, lo, hi]. The oracle target is that `lo` is above 0."""
+    from prmlab.metrics import best_of_n, maj_at_k, mean
+    from prmlab.stats import bootstrap_ci
+
+    diffs = []  # per problem: PRM pick right (1/0) minus majority vote right; no responses: 0 - 0
+    for p in (p for p in probs if p.gold_answer):  # the problems bon_table counts
+        rs = groups.get(p.id, [])
+        if rs:
+            pick = rs[best_of_n([scores[r.response_id] for r in rs], agg)].correct
+            diffs.append(100.0 * (float(pick) - float(maj_at_k([r.answer for r in rs], [r.correct for r in rs], len(rs)))))
+        else:
+            diffs.append(0.0)
+    return [mean(diffs), *bootstrap_ci(diffs, mean, n_boot)]
+
+
 def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets (none without items),
-    and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8, overall and on
-    normal and hard problems apart, with the within-problem response AUC."""
+    and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8 (the paired
+    difference with its interval), overall and on normal and hard problems apart, with the
+    within-problem response AUC."""
     from prmlab.bon import bon_table, bon_within_auc, group
     from prmlab.prm import make_scorer
     from prmlab.processbench import eval_prm
@@ -101,6 +119,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
            "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
            "within_problem_auc": bon_within_auc(groups, bon_scores, "min"),
+           **{f"{agg}_over_maj": over_maj(eval_probs, groups, bon_scores, agg) for agg in ("product", "min")},
            "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
            "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
     for kind in ("normal", "hard"):
@@ -134,6 +153,8 @@ def main() -> None:
     ap.add_argument("--hard-max-steps", type=int, help="with --mix: replaces toy.hard_max_steps")
     ap.add_argument("--train-seed", type=int, action="append", help="PRM training seed (repeatable; default: "
                     "params' train_prm.seed): the same data and evaluation, another head draw and data order")
+    ap.add_argument("--remeasure", action="store_true", help="measure again the PRMs --work still holds for rows --out "
+                    "has (after the measures changed), without training")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--work", default="/tmp/prmlab_prm_budget")
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
@@ -178,10 +199,17 @@ def main() -> None:
                                       dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
             train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}{world}.jsonl", probs,
                                                dataclasses.replace(scfg, n=n))
+        out = str(work / f"prm_{key.replace(':', '_')}")
+        if a.remeasure:
+            if key in results and Path(out, "config.json").exists():
+                results[key].update(measure(out, items, tune, eval_probs, bon_rs))
+                write_json(a.out, results)
+            else:
+                print(f"[bench_prm_budget] {key}: no row in {a.out} or no PRM in {out}: not remeasured", flush=True)
+            continue
         examples = training_set("oracle", {p.id: p for p in probs}, train_rs, {}, {})
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
         cfg = dataclasses.replace(tcfg, steps=steps, seed=seed)  # train_prm.steps, not epochs: params may set steps, which wins
-        out = str(work / f"prm_{key.replace(':', '_')}")
         m = train(examples, policy.model, out, cfg, soft=False)
         results[key] = {
             "problems": n_problems, "n": n, "world": world or "normal only", "train_seed": seed, "items": bool(items),

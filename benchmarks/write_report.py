@@ -68,6 +68,19 @@ def _mean(rows: list[dict], *path: str) -> float:
     return sum(vals) / len(vals)
 
 
+def _over(d: list | None) -> str:
+    return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"
+
+
+def targets_26(r: dict) -> str:
+    """Issue #26's oracle targets on a benchmark row: step AUC >= 0.85 and Best-of-8 (product or min) above
+    maj@8 by its interval's lower end; '-' for a row measured before the interval was."""
+    overs = [r[k] for k in ("product_over_maj", "min_over_maj") if r.get(k)]
+    if not overs or r.get("step_auc_heldout") is None:
+        return "-"
+    return _ok(r["step_auc_heldout"] >= 0.85 and max(o[1] for o in overs) > 0)
+
+
 def prm_world(b: dict) -> list[str]:
     """The oracle PRM in worlds with a difficulty mix (bench_prm_budget.py --mix --hard-*)."""
     md = ["## The oracle PRM against the world's difficulty mix (`benchmarks/bench_prm_budget.py --mix`)", "",
@@ -78,8 +91,12 @@ def prm_world(b: dict) -> list[str]:
           "error-free response's lowest step score beats a flawed one's of the same problem (what Best-of-N needs).", "",
           "Step AUC and F1: on the study's held-out toy ProcessBench. A budget trained over several training seeds "
           "(`--train-seed`: same data, another head draw and data order) gets a row per seed and one with their means.", "",
+          "Over maj@8: Best-of-8 minus maj@8 (product; min) with its 95% paired bootstrap interval over the problems. "
+          "Issue #26's targets: step AUC >= 0.85 and one aggregation's interval above 0 (- where the row predates the "
+          "interval).", "",
           "| world | budget | training seed | normal: min / random / maj | within AUC | hard: min / random / maj / pass "
-          "| within AUC | all: product / min / maj | step AUC | F1 | minutes |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| within AUC | all: product / min / maj | over maj@8: product; min | step AUC | F1 | #26 targets | minutes |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_budget: dict[str, list[dict]] = {}
     for key, r in sorted(b.items()):
         n, h = r.get("normal", {}), r.get("hard", {})
@@ -88,7 +105,8 @@ def prm_world(b: dict) -> list[str]:
         md.append(f"| {r['world']} | {budget} | {r.get('train_seed', 0)} | {n.get('min', 0):.1f} / {n.get('random', 0):.1f} / "
                   f"{n.get('maj', 0):.1f} | {f3(n.get('within_problem_auc'))} | {h.get('min', 0):.1f} / {h.get('random', 0):.1f} / "
                   f"{h.get('maj', 0):.1f} / {h.get('pass', 0):.1f} | {f3(h.get('within_problem_auc'))} | {r['bon_product']:.1f} / "
-                  f"{r['bon_min']:.1f} / {r['bon_maj']:.1f} | {f3(r.get('step_auc_heldout'))} | {fmt(r.get('f1_heldout'))} "
+                  f"{r['bon_min']:.1f} / {r['bon_maj']:.1f} | {_over(r.get('product_over_maj'))}; {_over(r.get('min_over_maj'))} "
+                  f"| {f3(r.get('step_auc_heldout'))} | {fmt(r.get('f1_heldout'))} | {targets_26(r)} "
                   f"| {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} |")
     for wb, rs in by_budget.items():
         if len(rs) > 1:
@@ -98,7 +116,7 @@ def prm_world(b: dict) -> list[str]:
                       f"| {_mean(rs, 'normal', 'within_problem_auc'):.3f} | {_mean(rs, 'hard', 'min'):.1f} / - / - / - "
                       f"| {_mean(rs, 'hard', 'within_problem_auc'):.3f} | {_mean(rs, 'bon_product'):.1f} / "
                       f"{_mean(rs, 'bon_min'):.1f} / {_mean(rs, 'bon_maj'):.1f} "
-                      f"| {_mean(rs, 'step_auc_heldout'):.3f} | {_mean(rs, 'f1_heldout'):.1f} | |")
+                      f"| | {_mean(rs, 'step_auc_heldout'):.3f} | {_mean(rs, 'f1_heldout'):.1f} | | |")
     return md + [""]
 
 
