@@ -83,29 +83,12 @@ def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
     return rows, sec
 
 
-def over_maj(probs, groups: dict, scores: dict, agg: str, n_boot: int = 2000) -> list[float]:
-    """Best-of-N by `agg` minus maj@N (points), with its 95% paired bootstrap interval over problems:
-    [difference, lo, hi]. The oracle target is that `lo` is above 0."""
-    from prmlab.metrics import best_of_n, maj_at_k, mean
-    from prmlab.stats import bootstrap_ci
-
-    diffs = []  # per problem: PRM pick right (1/0) minus majority vote right; no responses: 0 - 0
-    for p in (p for p in probs if p.gold_answer):  # the problems bon_table counts
-        rs = groups.get(p.id, [])
-        if rs:
-            pick = rs[best_of_n([scores[r.response_id] for r in rs], agg)].correct
-            diffs.append(100.0 * (float(pick) - float(maj_at_k([r.answer for r in rs], [r.correct for r in rs], len(rs)))))
-        else:
-            diffs.append(0.0)
-    return [mean(diffs), *bootstrap_ci(diffs, mean, n_boot)]
-
-
 def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     """A trained PRM's step AUC and F1 on the held-out toy ProcessBench subsets (none without items),
     and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8 (the paired
     difference with its interval), overall and on normal and hard problems apart, with the
     within-problem response AUC."""
-    from prmlab.bon import bon_table, bon_within_auc, group
+    from prmlab.bon import bon_outcomes, bon_table, bon_within_auc, group, outcome_table, over_maj
     from prmlab.prm import make_scorer
     from prmlab.processbench import eval_prm
 
@@ -115,11 +98,12 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
         pb = eval_prm(scorer, items, tune)[0] if items else None  # its step AUC included
         bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
     groups = group(bon_rs, 8)
-    bon = bon_table({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])["average"]
+    outcomes = bon_outcomes({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])
+    bon = outcome_table(outcomes)["average"]
     out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
            "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
            "within_problem_auc": bon_within_auc(groups, bon_scores, "min"),
-           **{f"{agg}_over_maj": over_maj(eval_probs, groups, bon_scores, agg) for agg in ("product", "min")},
+           **{f"{agg}_over_maj": over_maj(outcomes, agg, n_boot=2000) for agg in ("product", "min")},
            "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
            "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
     for kind in ("normal", "hard"):

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from benchmarks.bench_prm_seeds import runs_at
-from prmlab.report import f3, prm_learned
+from prmlab.report import f3, prm_learned, signed_ci, targets_26
 
 D = Path("reports/benchmarks")
 MODELS = ("bootstrap", "train_judge")  # committed: a fresh clone's `make repro` skips them
@@ -72,17 +72,10 @@ def _mean_row(rows: list[dict]) -> dict:
     return out
 
 
-def _over(d: list | None) -> str:
-    return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"
-
-
-def targets_26(r: dict) -> str:
-    """Issue #26's oracle targets on a benchmark row: step AUC >= 0.85 and Best-of-8 (product or min) above
-    maj@8 by its interval's lower end; '-' for a row measured before the interval was."""
-    overs = [r[k] for k in ("product_over_maj", "min_over_maj") if r.get(k)]
-    if not overs or r.get("step_auc_heldout") is None:
-        return "-"
-    return _ok(r["step_auc_heldout"] >= 0.85 and max(o[1] for o in overs) > 0)
+def world_targets(r: dict) -> str:
+    """Issue #26's targets (prmlab.report.targets_26) on a benchmark row; '-' for a row measured before the interval was."""
+    hit = targets_26(r.get("step_auc_heldout"), {agg: r.get(f"{agg}_over_maj") for agg in ("product", "min")})
+    return "-" if hit is None else _ok(hit)
 
 
 def _world_row(r: dict, budget: str, seed: str) -> str:
@@ -90,8 +83,8 @@ def _world_row(r: dict, budget: str, seed: str) -> str:
     return (f"| {r['world']} | {budget} | {seed} | {n.get('min', 0):.1f} / {n.get('random', 0):.1f} / "
             f"{n.get('maj', 0):.1f} | {f3(n.get('within_problem_auc'))} | {h.get('min', 0):.1f} / {h.get('random', 0):.1f} / "
             f"{h.get('maj', 0):.1f} / {h.get('pass', 0):.1f} | {f3(h.get('within_problem_auc'))} | {r['bon_product']:.1f} / "
-            f"{r['bon_min']:.1f} / {r['bon_maj']:.1f} | {_over(r.get('product_over_maj'))}; {_over(r.get('min_over_maj'))} "
-            f"| {f3(r.get('step_auc_heldout'))} | {'-' if f1 is None else f'{f1:.1f}'} | {targets_26(r)} "
+            f"{r['bon_min']:.1f} / {r['bon_maj']:.1f} | {signed_ci(r.get('product_over_maj'))}; {signed_ci(r.get('min_over_maj'))} "
+            f"| {f3(r.get('step_auc_heldout'))} | {'-' if f1 is None else f'{f1:.1f}'} | {world_targets(r)} "
             f"| {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} |")
 
 

@@ -26,14 +26,14 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
 # dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
-# problems, bootstrap, train_judge, toy_human and build_processbench exist in the toy profile only, inputs in the real one
+# problems, bootstrap, train_judge, toy_human, ceiling and build_processbench exist in the toy profile only, inputs in the real one
 # (params `profile`).
 # human_data exists only where params human_labels names a file.
 STAGES = ["problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "toy_human",
-          "human_data", "prm_data", "train_prm", "build_processbench", "sample_eval", "eval_processbench", "eval_bon",
+          "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench", "eval_bon",
           "analyze_bias", "report"]
-ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "build_processbench": "toy",
-        "inputs": "real"}
+ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "ceiling": "toy",
+        "build_processbench": "toy", "inputs": "real"}
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:

@@ -1,20 +1,24 @@
 """The study over several seeds, as DVC experiments, and the aggregate with intervals.
 
     python -m flows.seeds --seeds 3          # make study-seeds: seeds 0, 1, 2
-    python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the experiments and rewrite the aggregate
-    python -m flows.seeds --seeds 3 --only 1           # one seed now (a CPU study is ~80 min), aggregate once all exist
+    python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
+    python -m flows.seeds --seeds 3 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
-the toy ProcessBench), so seed 0 is the committed study (DVC restores it from its run cache) and
-each other seed draws new problems, new samples and new training. The toy models
+the toy ProcessBench), so seed 0 is the committed study itself (its reports/findings.json, nothing
+runs) and each other seed draws new problems, new samples and new training. The toy models
 (bootstrap@toy, committed; `toy_models.seed`) are the same in every seed, as a real study's policy
-and judge are: the interval covers what the study itself draws. Each seed is one `dvc exp run -n
-seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo);
-then each experiment's `reports/findings.json` is read from its git ref, and
-`prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the mean
-within-seed bootstrap interval, and a verdict decided by the across-seed interval.
-Outputs: reports/seeds.md, reports/seeds.json (the commit whose study they cover, wall time included). The workspace is left on the
-last seed's results: `git checkout -- . && dvc checkout` returns to the committed study.
+and judge are: the interval covers what the study itself draws. Each other seed is one `dvc exp run
+-n seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo).
+Each seed's findings are kept in reports/seeds/seed-<k>.json (committed: a seed run in one session
+counts in the next, whatever happened to the experiment's git ref) with the study they belong to: the
+hash of the dvc.lock of the commit they ran from, so a seed of an older study is never mixed into
+this one's aggregate. `prmlab.findings.aggregate_seeds` combines the seeds of the committed study:
+mean, 95% t-interval across seeds, the mean within-seed bootstrap interval, and a verdict decided
+by the across-seed interval; while some are missing, reports/seeds.md says which, and what to run.
+Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json (the commit whose study
+they cover, wall time included). The workspace is left on the last seed's results: `git checkout --
+. && dvc checkout` returns to the committed study.
 """
 
 from __future__ import annotations
@@ -65,23 +69,72 @@ def experiments(project_dir: str) -> dict[str, str]:
     return {ref.rsplit("/", 1)[-1]: obj for ref, obj in (line.split() for line in refs if line.strip())}
 
 
-def collect(project_dir: str, names: list[str]) -> tuple[dict[str, list[dict]], dict[str, str]]:
-    """Experiment name -> its reports/findings.json records (git-tracked, read from the experiment's commit),
-    and experiment name -> the commit it ran from."""
-    sha = experiments(project_dir)
-    out, base = {}, {}
-    for name in names:
-        if name not in sha:
-            raise RuntimeError(f"no DVC experiment named {name} (see `dvc exp show`)")
-        # the commit the experiment ran from: the study it is a seed of (seeds run in several sessions may differ)
-        base[name] = subprocess.run(["git", "rev-parse", "--short", f"{sha[name]}^"], cwd=project_dir,
-                                    capture_output=True, text=True, check=True).stdout.strip()
-        text = subprocess.run(["git", "show", f"{sha[name]}:reports/findings.json"], cwd=project_dir,
-                              capture_output=True, text=True)
-        if text.returncode != 0:
-            raise RuntimeError(f"experiment {name} has no reports/findings.json: {text.stderr.strip()}")
-        out[name] = json.loads(text.stdout)["findings"]
-    return out, base
+SEED_DIR = Path("reports") / "seeds"
+
+
+def git(project_dir: str, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
+
+
+def study_id(project_dir: str, rev: str = "HEAD") -> str:
+    """The study a commit holds: its dvc.lock's hash (every stage's code, params and outputs), so commits that
+    change only docs or seed files keep it."""
+    import hashlib
+
+    return hashlib.md5(git(project_dir, "show", f"{rev}:dvc.lock").encode()).hexdigest()[:12]
+
+
+def save_seed(project_dir: str, k: int) -> Path:
+    """Seed k's findings into reports/seeds/seed-<k>.json with the commit it ran from and that commit's study:
+    seed 0 is the committed study (HEAD's reports/findings.json), seed k > 0 its experiment's."""
+    from prmlab.io import write_json
+
+    if k == 0:
+        rev = base = git(project_dir, "rev-parse", "--short", "HEAD").strip()
+    else:
+        sha = experiments(project_dir).get(f"seed-{k}")
+        if sha is None:
+            raise RuntimeError(f"no DVC experiment named seed-{k} (see `dvc exp show`)")
+        rev, base = sha, git(project_dir, "rev-parse", "--short", f"{sha}^").strip()  # the commit it ran from
+    text = subprocess.run(["git", "show", f"{rev}:reports/findings.json"], cwd=project_dir, capture_output=True, text=True)
+    if text.returncode != 0:
+        raise RuntimeError(f"seed {k} ({rev}) has no reports/findings.json: {text.stderr.strip()}")
+    out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+    write_json(out, {"seed": k, "commit": base, "study": study_id(project_dir, base),
+                     "findings": json.loads(text.stdout)["findings"]})
+    return out
+
+
+def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[str, str], dict[str, str]]:
+    """The committed study's seeds from reports/seeds/: {seed-k: findings}, {seed-k: commit it ran from}, and
+    {seed-k: why it does not count} for each missing seed or one of another study."""
+    study = study_id(project_dir)
+    per_seed, base, missing = {}, {}, {}
+    for k in range(seeds):
+        name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+        if not f.exists():
+            missing[name] = "not run"
+            continue
+        rec = json.loads(f.read_text())
+        if rec["study"] != study:
+            missing[name] = f"ran from {rec['commit']}, another study (its dvc.lock differs from HEAD's)"
+            continue
+        per_seed[name], base[name] = rec["findings"], rec["commit"]
+    return per_seed, base, missing
+
+
+def write_pending(project_dir: str, seeds: int, base: dict[str, str], missing: dict[str, str]) -> None:
+    """reports/seeds.{md,json} while some seeds of the committed study are missing: which, and the command."""
+    from prmlab.io import atomic_write_text, write_json
+
+    root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
+    write_json(root / "reports" / "seeds.json", {"commit": head, "runs": base, "pending": missing, "findings": []})
+    atomic_write_text(root / "reports" / "seeds.md", "\n".join([
+        "# The study over several seeds", "",
+        f"**Pending**: {len(base)} of the {seeds} seeds of the committed study (commit {head}) have run"
+        + (f" ({', '.join(sorted(base))})" if base else "") + "; no aggregate until all have. Missing:", "",
+        *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
+          for name, why in sorted(missing.items())], ""]) + "\n")
 
 
 def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None,
@@ -96,7 +149,8 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
                                                  "wall_seconds": seconds, "findings": agg})
     md = ["# The study over several seeds", "",
           (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
-           "Seeds run from different commits: " + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
+           "Seeds of one study (the same dvc.lock) run from several commits: "
+           + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
           + f"; runs: {', '.join(sorted(per_seed))}"
           + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
           "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
@@ -131,22 +185,18 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
     # seeds shifted from those would repeat that seed under another name.
     params = yaml.safe_load(subprocess.run(["git", "show", "HEAD:params.yaml"], cwd=project_dir, capture_output=True,
                                            text=True, check=True).stdout)
-    names = [f"seed-{k}" for k in range(seeds)]
-    if only is not None:  # a few seeds now (one full CPU study is ~80 min), the aggregate once all exist
-        for k in only:
-            run_seed(k, project_dir, seed_overrides(params, k))
-        missing = sorted(set(names) - set(experiments(project_dir)))
-        if missing:
-            print(f"ran {', '.join(f'seed-{k}' for k in only)}; the aggregate waits for {', '.join(missing)} "
-                  f"(python -m flows.seeds --seeds {seeds} --only K)")
-            return []
-        aggregate_only = True
     t0 = time.monotonic()
-    if not aggregate_only:
-        for k in range(seeds):
+    for k in (only if only is not None else [] if aggregate_only else range(seeds)):
+        if k > 0:  # seed 0 is the committed study: its findings are read, nothing runs
             run_seed(k, project_dir, seed_overrides(params, k))
-    seconds = None if aggregate_only else time.monotonic() - t0
-    per_seed, base = collect(project_dir, names)
+        save_seed(project_dir, k)
+    seconds = None if aggregate_only or only is not None else time.monotonic() - t0
+    per_seed, base, missing = collect(project_dir, seeds)
+    if missing:
+        write_pending(project_dir, seeds, base, missing)
+        print(f"seeds {', '.join(sorted(base)) or 'none'} of this study have run; the aggregate waits for "
+              + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + f" (python -m flows.seeds --seeds {seeds} --only K)")
+        return []
     return write_aggregate(project_dir, per_seed, seconds, base)
 
 

@@ -50,35 +50,11 @@ def test_world_table_has_a_row_per_training_seed_and_their_mean():
     assert "72.0 / 60.0 / 70.0" in rows[-1] and "| 0.805 | 63.5 |" in rows[-1]
 
 
-def test_over_maj_is_the_paired_pick_minus_vote_difference_with_its_interval():
-    from benchmarks.bench_prm_budget import over_maj
-    from prmlab.records import Problem, Response
-
-    def resp(pid, i, answer, correct):
-        return Response(pid, f"{pid}-{i}", ["s"], answer, correct)
-
-    probs = [Problem(f"p{i}", "toy", "q", "1") for i in range(4)] + [Problem("nogold", "toy", "q", None)]
-    groups = {  # 3 responses each; the vote takes the repeated answer, the PRM the highest score
-        "p0": [resp("p0", 0, "2", False), resp("p0", 1, "2", False), resp("p0", 2, "1", True)],  # PRM right, vote wrong
-        "p1": [resp("p1", 0, "1", True), resp("p1", 1, "1", True), resp("p1", 2, "3", False)],   # both right
-        "p2": [resp("p2", 0, "1", True), resp("p2", 1, "1", True), resp("p2", 2, "3", False)],   # PRM wrong, vote right
-        "p3": [resp("p3", 0, "4", False), resp("p3", 1, "4", False), resp("p3", 2, "5", False)],  # both wrong
-        "nogold": [resp("nogold", 0, "1", False)]}  # not counted, as bon_table counts it
-    top = {"p0": 2, "p1": 0, "p2": 2, "p3": 0, "nogold": 0}
-    scores = {r.response_id: [0.9 if j == top[pid] else 0.1] for pid, rs in groups.items() for j, r in enumerate(rs)}
-    d, lo, hi = over_maj(probs, groups, scores, "min", n_boot=500)
-    # per problem +100, 0, -100, 0: mean 0; every resample's mean lies in [-100, 100]
-    assert d == 0.0 and -100.0 <= lo <= 0.0 <= hi <= 100.0 and lo < hi
-    scores["p2-0"], scores["p2-2"] = [0.9], [0.1]  # now the PRM is right on p2 too: +100, 0, 0, 0
-    d, lo, hi = over_maj(probs, groups, scores, "min", n_boot=500)
-    assert d == 25.0 and lo == 0.0 and hi > 25.0  # a resample without p0 has difference 0: never below
-
-
 def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
-    from benchmarks.write_report import targets_26
+    from benchmarks.write_report import world_targets
 
-    assert targets_26({"step_auc_heldout": 0.860, "product_over_maj": [4.75, 0.75, 9.25],
-                       "min_over_maj": [3.25, -0.75, 7.5]}) == "met"  # product's interval clears maj@8
-    assert targets_26({"step_auc_heldout": 0.810, "min_over_maj": [4.5, 0.75, 8.75]}) == "**missed**"  # AUC < 0.85
-    assert targets_26({"step_auc_heldout": 0.900, "product_over_maj": [3.0, -1.0, 7.0]}) == "**missed**"
-    assert targets_26({"step_auc_heldout": 0.900}) == "-"  # measured before the interval was
+    assert world_targets({"step_auc_heldout": 0.860, "product_over_maj": [4.75, 0.75, 9.25],
+                          "min_over_maj": [3.25, -0.75, 7.5]}) == "met"  # product's interval clears maj@8
+    assert world_targets({"step_auc_heldout": 0.810, "min_over_maj": [4.5, 0.75, 8.75]}) == "**missed**"  # AUC < 0.85
+    assert world_targets({"step_auc_heldout": 0.900, "product_over_maj": [3.0, -1.0, 7.0]}) == "**missed**"
+    assert world_targets({"step_auc_heldout": 0.900}) == "-"  # measured before the interval was

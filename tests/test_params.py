@@ -60,6 +60,7 @@ def test_missing_key(tmp_path):
 def section_configs():
     from prmlab.bias import AnalyzeBiasConfig
     from prmlab.bon import EvalBoNConfig
+    from prmlab.ceiling import CeilingConfig
     from prmlab.data import RealConfig
     from prmlab.generation import BackendConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
@@ -74,7 +75,7 @@ def section_configs():
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
-            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig}
+            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig}
 
 
 @pytest.mark.parametrize("profile", ["params.yaml", "params/paper.yaml"])
@@ -84,7 +85,7 @@ def test_every_profile_loads_and_validates(profile):
     path = ROOT / profile
     data = yaml.safe_load(path.read_text())
     configs = section_configs()
-    toy_only, real_only = {"toy", "toy_models", "toy_judge", "toy_human", "build_processbench"}, {"real"}
+    toy_only, real_only = {"toy", "toy_models", "toy_judge", "toy_human", "build_processbench", "ceiling"}, {"real"}
     expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
     # human_labels is {source: path}, no dataclass: human_labels.check_sources validates it with train_prm.sources.
     assert set(data) == expected | {"human_labels"}, f"{profile}: sections differ from the stages' configs"

@@ -38,6 +38,7 @@ TINY = {
     "label_judge": {"max_tokens": 24},
     "train_prm": {"epochs": 1.0, "steps": 0, "batch_size": 8, "max_length": 512, "lr": 0.001},
     "build_processbench": {"n": 4, "max_items": 8, "max_tokens": 160},
+    "ceiling": {"problems": 10, "n": 2, "steps": 4},
     "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
     "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n (issue #30)
 }
@@ -116,7 +117,14 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
     for src in ("mc_hard", "mc_soft", "judge", "consensus", "oracle"):
         assert (ran / "models" / "prm" / src / "model.safetensors").exists()
     pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
-    assert {"prm/oracle", "prm/consensus", "critic/judge"} <= set(pb["models"])
+    assert {"prm/oracle", "prm/consensus", "prm/oracle_ceiling", "critic/judge"} <= set(pb["models"])
+    # The oracle's ceiling (ceiling@toy): its own draw of the train split extended, scored by both eval stages,
+    # and each oracle PRM judged against issue #26's targets with its paired interval over maj@N.
+    ceil = json.loads((ran / "metrics" / "ceiling.json").read_text())
+    assert ceil["problems"] == 10 and ceil["optimizer_steps"] == 4 and 0 < ceil["distinct_responses"] <= ceil["examples"]
+    bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())
+    assert set(bon["over_maj"]["oracle_ceiling"]) == {"product", "min", "last"}
+    assert "### The PRMs trained on exact labels against issue #26's targets" in report and "| oracle_ceiling |" in report
     built = json.loads((ran / "metrics" / "build_processbench.json").read_text())
     assert built["items"] >= 2 and pb["items"].get("toy"), built  # the held-out subset the report headlines
     # Rollouts cut by a length limit (issue #30) are counted from the labels and shown in the report.
@@ -255,7 +263,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     children = [r for r in runs if r.data.tags.get("mlflow.parentRunId") == parent[0].info.run_id]
     names = {r.info.run_name for r in children}
     expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "toy_human", "build_processbench",
-                "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"} | {
+                "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report", "ceiling"} | {
         f"{stage}@{s}" for stage in ("prm_data", "train_prm")
         for s in ("mc_hard", "mc_soft", "judge", "consensus", "human", "oracle", "outcome")}
     assert expected <= names, expected - names
@@ -479,6 +487,21 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study):
     run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--only", "0", "--project-dir", str(study)], study, timeout=900)
     again = json.loads((study / "reports" / "seeds.json").read_text())
     assert again["findings"] == agg["findings"] and again["runs"] == agg["runs"]
+    # Each seed's findings are kept in a file with the study it belongs to (its dvc.lock), so a seed run in one
+    # session counts in the next; once the study changes (a regenerated dvc.lock), the old seeds no longer count.
+    from flows.seeds import experiments
+
+    seed1 = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
+    assert seed1["commit"] == head and seed1["findings"] == json.loads(run(
+        ["git", "show", f"{experiments(str(study))['seed-1']}:reports/findings.json"], study).stdout)["findings"]
+    with open(study / "dvc.lock", "a") as f:
+        f.write("# another study\n")
+    run(["git", "commit", "-qam", "another study"], study)
+    p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--aggregate-only", "--project-dir", str(study)], study)
+    pending = json.loads((study / "reports" / "seeds.json").read_text())
+    assert pending["findings"] == [] and set(pending["pending"]) == {"seed-0", "seed-1"}, pending
+    md = (study / "reports" / "seeds.md").read_text()
+    assert "**Pending**: 0 of the 2 seeds" in md and "--only 1" in md and "another study" in md
 
 
 def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tmp_path):

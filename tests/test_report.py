@@ -181,31 +181,51 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]
 
 
-@pytest.mark.parametrize(("oracle_bon", "auc", "maj", "flagged"),
-                         [(60.0, 0.9, 50.0, True),    # below a random pick (62.5)
-                          (62.5, 0.9, 50.0, True),    # equal to it: no better than chance
-                          (80.0, 0.62, 50.0, True),   # above it, but steps barely separated
-                          (80.0, 0.9, 85.0, True),    # above chance, below maj@N: no better than voting
-                          (80.0, 0.85, 50.0, False),  # learned its labels
-                          (80.0, None, 50.0, False)])  # no step AUC: judged on Best-of-N alone
-def test_report_flags_prms_that_did_not_learn_exact_labels(tmp_path, oracle_bon, auc, maj, flagged):
-    from prmlab.report import headline
+@pytest.mark.parametrize(("auc", "over", "met"),
+                         [(0.86, {"product": [4.75, 0.75, 9.25], "min": [3.25, -0.75, 7.5]}, True),  # product clears maj
+                          (0.86, {"product": [4.0, -0.5, 8.5], "min": [5.0, 0.25, 9.5]}, True),    # min clears it
+                          (0.84, {"product": [9.0, 5.0, 13.0], "min": [9.0, 5.0, 13.0]}, False),  # AUC below 0.85
+                          (0.90, {"product": [3.0, -1.0, 7.0], "min": [2.0, -2.0, 6.0]}, False),  # above maj, not surely
+                          (0.90, {"product": [3.0, 0.0, 7.0], "last": [9.0, 5.0, 13.0]}, False),  # lo = 0 is not above;
+                          (None, {"product": [9.0, 5.0, 13.0]}, None),                            # `last` is no target
+                          (0.90, {}, None)])
+def test_issue_26_targets_need_the_auc_and_an_interval_above_maj(auc, over, met):
+    from prmlab.report import targets_26
 
-    pb = _metrics(tmp_path)
-    bon = json.loads((tmp_path / "eval_bon.json").read_text())
-    bon["results"]["baselines"]["average"]["random"] = 62.5
-    bon["results"]["baselines"]["average"]["maj"] = maj
-    bon["results"]["oracle"] = {"A": {"prm_product": oracle_bon}, "average": {"prm_product": oracle_bon}}
-    (tmp_path / "eval_bon.json").write_text(json.dumps(bon))
-    pb["models"]["prm/oracle"] = pb["models"]["prm/a"] | {"step_auc": {"toy_tune": 0.99, "toy": auc, "heldout_average": auc}}
-    (tmp_path / "eval_processbench.json").write_text(json.dumps(pb))
+    assert targets_26(auc, {agg: over.get(agg) for agg in ("product", "min")}) is met
+
+
+def _oracles(d, oracle: tuple, ceiling: tuple | None):
+    """eval_bon/eval_processbench metrics with the oracle PRM (and the ceiling's) as (step AUC, over_maj)."""
+    pb = _metrics(d)
+    bon = json.loads((d / "eval_bon.json").read_text())
+    bon["over_maj"] = {"a": {"product": [1.0, -3.0, 5.0]}}
+    for name, got in (("oracle", oracle), ("oracle_ceiling", ceiling)):
+        if got:
+            bon["results"][name] = {"A": {"prm_product": 70.0}, "average": {"prm_product": 70.0}}
+            bon["over_maj"][name] = {"product": got[1], "min": got[1], "last": got[1]}
+            pb["models"][f"prm/{name}"] = pb["models"]["prm/a"] | {"step_auc": {"toy": got[0], "heldout_average": got[0]}}
+    (d / "eval_bon.json").write_text(json.dumps(bon))
+    (d / "eval_processbench.json").write_text(json.dumps(pb))
+    if ceiling:
+        (d / "ceiling.json").write_text(json.dumps({"problems": 5760, "n": 2, "distinct_responses": 7751, "optimizer_steps": 8000}))
+
+
+def test_report_judges_the_oracle_and_its_ceiling_by_issue_26_and_flags_weak_prms(tmp_path):
+    _oracles(tmp_path, (0.764, [-2.9, -6.0, 0.2]), (0.893, [9.0, 6.0, 12.0]))
     md = _build(tmp_path)
-    assert ("**Weak PRMs.**" in md) is flagged
-    if flagged:
-        assert f"picks {oracle_bon:.1f}% against 62.5% for a random pick and {maj:.1f}% for maj@4" in md
-    # the held-out AUC, in the headline and in the ProcessBench table's last column; a PRM without one shows "-"
-    assert headline(load_metrics(tmp_path))["processbench_step_auc"] == {"oracle": auc}
-    assert ("| 0.620 |" in md) is (auc == 0.62) and "| prm/a |" in md
+    assert "### The PRMs trained on exact labels against issue #26's targets" in md
+    assert "| oracle | 0.764 | -2.9 [-6.0, +0.2] | -2.9 [-6.0, +0.2] | **missed** |" in md
+    assert "| oracle_ceiling | 0.893 | +9.0 [+6.0, +12.0] | +9.0 [+6.0, +12.0] | met |" in md
+    assert "5760 problems x 2 responses, 7751 distinct, 8000 optimizer steps" in md and "+1.0 [-3.0, +5.0]" not in md  # only PRMs on exact labels
+    assert "**Weak PRMs.**" in md and "At the ceiling's budget the recipe meets them" in md
+
+
+def test_report_raises_no_weak_prm_flag_when_the_oracle_meets_the_targets(tmp_path):
+    _oracles(tmp_path, (0.86, [4.0, 0.5, 8.0]), None)
+    md = _build(tmp_path)
+    assert "| oracle | 0.860 | +4.0 [+0.5, +8.0] | +4.0 [+0.5, +8.0] | met |" in md
+    assert "**Weak PRMs.**" not in md and "oracle_ceiling" not in md
 
 
 def test_report_without_an_oracle_prm_raises_no_prm_flag(tmp_path):

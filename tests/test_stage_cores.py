@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from prmlab.bias import policy_flaws
-from prmlab.bon import bon_by_n, bon_table, by_n_rows, n_values
+from prmlab.bon import bon_by_n, bon_outcomes, bon_table, by_n_rows, n_values, over_maj
 from prmlab.metrics import min_position_stats
 from prmlab.processbench import balance, subset_table
 from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
@@ -95,6 +95,37 @@ def test_a_problem_whose_responses_were_all_dropped_is_a_miss_not_a_smaller_deno
     # p right under every method, q missing: 1/2 -> 50, not 1/1 -> 100
     assert t["A"]["maj"] == t["A"]["pass"] == t["A"]["prm_product"] == 50.0
     assert t["A"]["no_responses"] == 50.0 and t["A"]["problems"] == 2
+
+
+def test_over_maj_is_the_paired_pick_minus_vote_difference_with_its_interval():
+    def resp(pid, i, answer, correct):
+        return Response(pid, f"{pid}-{i}", ["s"], answer, correct)
+
+    problems = {f"p{i}": Problem(f"p{i}", "toy", "q", "1") for i in range(4)} | {"nogold": Problem("nogold", "toy", "q", None)}
+    groups = {  # 3 responses each; the vote takes the repeated answer, the PRM the highest score
+        "p0": [resp("p0", 0, "2", False), resp("p0", 1, "2", False), resp("p0", 2, "1", True)],  # PRM right, vote wrong
+        "p1": [resp("p1", 0, "1", True), resp("p1", 1, "1", True), resp("p1", 2, "3", False)],   # both right
+        "p2": [resp("p2", 0, "1", True), resp("p2", 1, "1", True), resp("p2", 2, "3", False)],   # PRM wrong, vote right
+        "p3": [resp("p3", 0, "4", False), resp("p3", 1, "4", False), resp("p3", 2, "5", False)],  # both wrong
+        "nogold": [resp("nogold", 0, "1", False)]}  # not counted, as bon_table counts it
+    top = {"p0": 2, "p1": 0, "p2": 2, "p3": 0, "nogold": 0}
+    scores = {r.response_id: [0.9 if j == top[pid] else 0.1] for pid, rs in groups.items() for j, r in enumerate(rs)}
+    d, lo, hi = over_maj(bon_outcomes(problems, groups, scores, ["min"]), "min", n_boot=500)
+    # per problem +100, 0, -100, 0: mean 0; every resample's mean lies in [-100, 100]
+    assert d == 0.0 and -100.0 <= lo <= 0.0 <= hi <= 100.0 and lo < hi
+    scores["p2-0"], scores["p2-2"] = [0.9], [0.1]  # now the PRM is right on p2 too: +100, 0, 0, 0
+    outcomes = bon_outcomes(problems, groups, scores, ["min"])
+    d, lo, hi = over_maj(outcomes, "min", n_boot=500)
+    assert d == 25.0 and lo == 0.0 and hi > 25.0  # a resample without p0 has difference 0: never below
+    t = bon_table(problems, groups, scores, ["min"])["average"]
+    assert d == approx(t["prm_min"] - t["maj"])  # the same difference bon_table's average shows
+    # Two benchmarks: the difference of bon_table's average (the unweighted mean over benchmarks), not of the
+    # pooled problems: p0 alone in B (+100), A's three (0, 0, 0) -> (0 + 100) / 2 = 50, pooled it would be 25.
+    problems["p0"] = Problem("p0", "B", "q", "1")
+    outcomes = bon_outcomes(problems, groups, scores, ["min"])
+    t = bon_table(problems, groups, scores, ["min"])["average"]
+    d, lo, hi = over_maj(outcomes, "min", n_boot=500)
+    assert d == approx(50.0) == approx(t["prm_min"] - t["maj"]) and lo == approx(50.0) == approx(hi)  # resampled within each
 
 
 def test_n_values_are_powers_of_two_ending_at_n():

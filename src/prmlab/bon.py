@@ -4,6 +4,7 @@ A problem's N responses (sample_eval's order) are scored step by step by a PRM; 
 (`product`, `min`, `last`: prmlab.metrics.aggregate) makes a response score, and prmlab.metrics.best_of_n,
 the one Best-of-N pick, takes the top one. `bon_table` reports prm@N per aggregation beside maj@N,
 pass@N and a random pick, per benchmark and averaged; `bon_by_n` the same at each N of the curve;
+`over_maj` a PRM's pick against maj@N on the same problems, with its paired interval;
 `bon_within_auc` whether a response score ranks an error-free response above a flawed one.
 """
 
@@ -41,36 +42,71 @@ def group(responses: list[Response], n: int) -> dict[str, list[Response]]:
     return {pid: rs[:n] for pid, rs in by.items()}
 
 
-def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
-              scores: dict[str, list[float]] | None, aggregations: list[str]) -> dict:
-    """Per benchmark (problem.source) and averaged: maj@N, pass@N, a random pick's expected accuracy,
-    and prm@N per aggregation."""
-    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+def bon_outcomes(problems: dict[str, Problem], groups: dict[str, list[Response]],
+                 scores: dict[str, list[float]] | None, aggregations: list[str]) -> list[dict]:
+    """Each problem's result under every method, in `problems` order: {"bench": its benchmark, "maj",
+    "pass", "random" (a random pick's expected accuracy), "no_responses", and with scores "prm_<agg>"
+    (and "prm_<agg>_process_verified" where the verifier labels the pick)}, each 0-1. `bon_table`
+    averages them; `over_maj` pairs a PRM's with maj@N's on the same problems."""
+    out = []
     # Every problem with a gold answer counts, also one whose responses were all dropped (no steps):
     # it is a miss for every method, never a smaller denominator.
     for pid in [p for p, prob in problems.items() if prob.gold_answer]:
-        bench, rs = problems[pid].source, groups.get(pid, [])
+        rs = groups.get(pid, [])
+        o = {"bench": problems[pid].source, "no_responses": float(not rs)}
+        out.append(o)
         if not rs:
-            per[bench]["no_responses"].append(1.0)
-            for k in ["maj", "pass", "random"] + ([f"prm_{agg}" for agg in aggregations] if scores is not None else []):
-                per[bench][k].append(0.0)
+            o |= {k: 0.0 for k in ["maj", "pass", "random"] + ([f"prm_{agg}" for agg in aggregations] if scores is not None else [])}
             continue
-        per[bench]["no_responses"].append(0.0)
         correct = [r.correct for r in rs]
-        per[bench]["maj"].append(float(maj_at_k([r.answer for r in rs], correct, len(rs))))
-        per[bench]["pass"].append(float(pass_at_k(correct, len(rs))))
-        per[bench]["random"].append(random_pick(correct, len(rs)))
-        if scores is None:
-            continue
-        for agg in aggregations:
+        o |= {"maj": float(maj_at_k([r.answer for r in rs], correct, len(rs))), "pass": float(pass_at_k(correct, len(rs))),
+              "random": random_pick(correct, len(rs))}
+        for agg in aggregations if scores is not None else []:
             best = best_of_n([scores[r.response_id] for r in rs], agg)
-            per[bench][f"prm_{agg}"].append(float(rs[best].correct))
+            o[f"prm_{agg}"] = float(rs[best].correct)
             if rs[best].true_first_error is not None:
-                per[bench][f"prm_{agg}_process_verified"].append(float(rs[best].correct and rs[best].true_first_error == -1))
+                o[f"prm_{agg}_process_verified"] = float(rs[best].correct and rs[best].true_first_error == -1)
+    return out
+
+
+def bon_table(problems: dict[str, Problem], groups: dict[str, list[Response]],
+              scores: dict[str, list[float]] | None, aggregations: list[str]) -> dict:
+    """Per benchmark (problem.source) and averaged: maj@N, pass@N, a random pick's expected accuracy,
+    and prm@N per aggregation (percent)."""
+    return outcome_table(bon_outcomes(problems, groups, scores, aggregations))
+
+
+def outcome_table(outcomes: list[dict]) -> dict:
+    """bon_table from bon_outcomes: each method's mean per benchmark, and their unweighted mean."""
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for o in outcomes:
+        for k, v in o.items():
+            if k != "bench":
+                per[o["bench"]][k].append(v)
     table = {b: {k: 100.0 * mean(v) for k, v in d.items()} | {"problems": len(d["maj"])} for b, d in per.items()}
     keys = {k for d in table.values() for k in d if k != "problems"}
     table["average"] = {k: mean([table[b][k] for b in per if k in table[b]]) for k in sorted(keys)}
     return table
+
+
+OVER_MAJ_BOOT = 1000  # bootstrap resamples behind over_maj's interval in eval_bon
+
+
+def over_maj(outcomes: list[dict], agg: str, n_boot: int = OVER_MAJ_BOOT, seed: int = 0) -> list[float]:
+    """Best-of-N by `agg` minus maj@N, in points of bon_table's average (the unweighted mean over
+    benchmarks), with its 95% paired bootstrap interval over the problems (resampled within each
+    benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.targets_26)."""
+    from prmlab.stats import bootstrap_ci
+
+    units = [(o["bench"], o[f"prm_{agg}"] - o["maj"]) for o in outcomes]
+
+    def stat(sample: list[tuple[str, float]]) -> float:
+        by: dict[str, list[float]] = defaultdict(list)
+        for bench, d in sample:
+            by[bench].append(d)
+        return 100.0 * mean([mean(v) for v in by.values()])
+
+    return [stat(units), *bootstrap_ci(units, stat, n_boot, seed, strata=lambda u: u[0])]
 
 
 def bon_within_auc(groups: dict[str, list[Response]], scores: dict[str, list[float]], agg: str) -> float | None:
@@ -128,7 +164,7 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
     c, (prms, problems, groups) = cfg["eval_bon"], data
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]
-    results, rows, scorer_max_length, truncated, within = {}, [], {}, {}, {}
+    results, rows, scorer_max_length, truncated, within, vs_maj = {}, [], {}, {}, {}, {}
     base = bon_table(problems, groups, None, [])
     results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
                             for b, d in base.items()}
@@ -142,7 +178,9 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
             scorer_max_length[name] = scorer.max_length
             cut = scorer.last_truncated
         scores = {r.response_id: s for r, s in zip(responses, sc)}
-        results[name] = bon_table(problems, groups, scores, c.aggregations)
+        outcomes = bon_outcomes(problems, groups, scores, c.aggregations)
+        results[name] = outcome_table(outcomes)
+        vs_maj[name] = {agg: over_maj(outcomes, agg) for agg in c.aggregations}
         by_n[name] = bon_by_n(problems, groups, c.n, scores)["prm"]
         within[name] = {agg: bon_within_auc(groups, scores, agg) for agg in c.aggregations}
         # A response cut to fit max_length is scored on its first steps only; one with no step
@@ -153,7 +191,7 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
                   "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
     m = {"problems": len(groups), "responses": len(responses), "n": c.n, "results": results, "by_n": by_n_rows(by_n),
          "scorer_max_length": scorer_max_length, "truncation": truncated,
-         "within_problem_auc": within}
+         "within_problem_auc": within, "over_maj": vs_maj}
     avg = results["baselines"]["average"]
     return Done(m, f"{len(groups)} problems x <= {c.n}: maj@{c.n} {avg['maj']:.1f}, pass@{c.n} {avg['pass']:.1f}; "
                 + ", ".join(f"{k} prm@{c.n} {v['average'].get('prm_product', 0):.1f}" for k, v in results.items() if k != "baselines")

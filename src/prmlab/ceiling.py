@@ -1,0 +1,82 @@
+"""The oracle PRM's ceiling (stage ceiling@toy): the study's recipe at the budget that learns exact labels.
+
+The study's PRMs share one training budget (`toy.n_train` problems x `sample.n` responses, `train_prm.steps`
+optimizer steps), so that label sources are compared at equal cost. At that budget even the oracle PRM
+(the verifier's exact labels) misses issue #26's targets (step AUC >= 0.85; Best-of-8 above maj@8 by its
+interval's lower end). benchmarks/bench_prm_budget.py found what closes it: distinct training responses
+(5,760 problems x 2 responses, ~7,750 distinct, 8,000 steps met both targets on three training seeds;
+reports/benchmarks.md). This stage trains that PRM once per study, so the report can show the recipe's
+ceiling beside the equal-budget PRMs: `oracle_ceiling`, scored by the eval stages as a PRM among the
+others (params `eval_processbench.reference_prms`, `eval_bon.reference_prms`), never a label source.
+
+Problems: the train split's own draw extended to `ceiling.problems` (its first `toy.n_train` are the
+study's train problems); responses: the `sample` settings with `ceiling.n` each, written shard by shard
+(a killed run resumes); labels: the verifier's (free); training: `train_prm`'s settings with
+`ceiling.steps` steps, from the policy.
+
+Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`. Outputs: --samples JSONL (Response),
+--out checkpoint folder, --metrics JSON.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from prmlab.params import check
+
+CEILING = "oracle_ceiling"  # the PRM's name in the eval stages and the report
+
+
+@dataclass(frozen=True)
+class CeilingConfig:
+    problems: int = 5760
+    n: int = 2
+    steps: int = 8000
+
+    def __post_init__(self):
+        check(self.problems >= 1 and self.n >= 1 and self.steps >= 1, "ceiling.problems, ceiling.n and ceiling.steps must be >= 1")
+
+
+def prepare_ceiling(a, cfg: dict):
+    """The responses' writer and the problems, once the policy and the sampling params are checked."""
+    from prmlab import generation, grading, prompts, sampling
+    from prmlab.generation import check_sampling
+    from prmlab.io import ShardWriter, fingerprint
+    from prmlab.preflight import check_backend, check_model, code_version, model_identity
+
+    c, scfg, bcfg = cfg["ceiling"], cfg["sample"], cfg["policy"]
+    check_sampling("sample", scfg.sampling)
+    check_backend("policy", bcfg)
+    check_model("policy.model", bcfg.model)  # the PRM's base, before any model loads
+    problems = cfg["toy"].problems(1, c.problems, "toy-train")  # stream 1: the train split's (prmlab.toy.world)
+    # Shards are reused only if made from the same problems, weights and sampling/grading code.
+    writer = ShardWriter(a.samples, fingerprint(c, scfg, cfg["toy"], bcfg, model_identity(bcfg.model),
+                                                code_version(sampling, generation, grading, prompts)))
+    return writer, problems
+
+
+def ceiling(a, cfg: dict, data, run):
+    """Stage ceiling@toy: sample, label by the verifier, train the oracle PRM at the ceiling's budget."""
+    from prmlab.generation import make_generator
+    from prmlab.io import sharded
+    from prmlab.records import Response
+    from prmlab.sampling import sample_metrics, sample_responses
+    from prmlab.stage import Done
+    from prmlab.training import train
+    from prmlab.training_sets import training_set
+
+    c, base = cfg["ceiling"], cfg["policy"].model
+    writer, problems = data
+    scfg = dataclasses.replace(cfg["sample"], n=c.n)
+    with make_generator(cfg["policy"]) as gen:
+        responses = sharded(problems, scfg.shard_size, writer, lambda i, chunk: sample_responses(gen, chunk, scfg, i)[0],
+                            "ceiling@toy sample", unit="problems", cls=Response)
+    writer.finish((len(problems) + scfg.shard_size - 1) // scfg.shard_size)
+    examples = training_set("oracle", {p.id: p for p in problems}, responses, {}, {})
+    m = {"problems": len(problems), "n": c.n, **{f"sample_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},
+         "distinct_responses": len({(e.prompt, tuple(e.completions)) for e in examples})}
+    m |= train(examples, base, a.out, dataclasses.replace(cfg["train_prm"], steps=c.steps), soft=False, run=run)
+    run.model(a.out, f"prm-{CEILING}", "prm", {"source": "oracle", "base": base, "trained": True, "ceiling": True})
+    return Done(m, f"{m['examples']} oracle examples ({m['distinct_responses']} distinct responses) from {len(problems)} problems "
+                   f"x {c.n}, {m['optimizer_steps']} steps, loss {m['train_loss']:.3f}, {m['seconds']:.0f}s -> {a.out}")

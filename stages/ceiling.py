@@ -1,0 +1,28 @@
+"""Stage ceiling@toy (toy profile only): the oracle PRM at the budget that meets issue #26's targets.
+
+The label sources' PRMs share the study's budget; this one is the recipe's ceiling beside them: the
+train split's draw extended to `ceiling.problems`, `ceiling.n` policy responses each, labelled by the
+verifier, `ceiling.steps` optimizer steps (docs/DESIGN.md, "The oracle's ceiling in the study").
+The eval stages score it as `oracle_ceiling` (params `reference_prms`).
+
+Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`. Core: prmlab.ceiling.ceiling.
+Outputs: --samples JSONL (Response), --out checkpoint folder, --metrics JSON.
+Run: python -m stages.ceiling --samples data/samples/ceiling.jsonl --out models/prm/oracle_ceiling --metrics metrics/ceiling.json
+"""
+
+from prmlab.ceiling import CeilingConfig, ceiling, prepare_ceiling
+from prmlab.generation import BackendConfig
+from prmlab.sampling import SampleConfig
+from prmlab.stage import run_stage
+from prmlab.toy.world import ToyWorldConfig
+from prmlab.training import TrainPRMConfig
+
+
+def main() -> None:
+    run_stage("ceiling", __doc__, paths={"samples": "responses JSONL", "out": "checkpoint folder", "metrics": "metrics JSON"},
+              sections={"ceiling": CeilingConfig, "toy": ToyWorldConfig, "sample": SampleConfig, "train_prm": TrainPRMConfig,
+                        "policy": BackendConfig}, prepare=prepare_ceiling, core=ceiling, torch=True)
+
+
+if __name__ == "__main__":
+    main()
