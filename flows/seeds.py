@@ -123,8 +123,10 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[s
     return per_seed, base, missing
 
 
-def write_pending(project_dir: str, seeds: int, base: dict[str, str], missing: dict[str, str]) -> None:
-    """reports/seeds.{md,json} while some seeds of the committed study are missing: which, and the command."""
+def write_pending(project_dir: str, seeds: int, per_seed: dict[str, list[dict]], base: dict[str, str],
+                  missing: dict[str, str]) -> None:
+    """reports/seeds.{md,json} while some seeds of the committed study are missing: which, the command, and
+    each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
     from prmlab.io import atomic_write_text, write_json
 
     root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
@@ -134,7 +136,28 @@ def write_pending(project_dir: str, seeds: int, base: dict[str, str], missing: d
         f"**Pending**: {len(base)} of the {seeds} seeds of the committed study (commit {head}) have run"
         + (f" ({', '.join(sorted(base))})" if base else "") + "; no aggregate until all have. Missing:", "",
         *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
-          for name, why in sorted(missing.items())], ""]) + "\n")
+          for name, why in sorted(missing.items())], "", *per_seed_table(per_seed)]) + "\n")
+
+
+def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
+    """Markdown rows: each finding's estimates, point [95% within-seed interval], and its verdict, per seed."""
+    if not per_seed:
+        return []
+    names = sorted(per_seed)
+    by_id = {name: {f["id"]: f for f in per_seed[name]} for name in names}
+    first = per_seed[names[0]]
+    md = ["Each seed that has run, on its own (point [95% within-seed interval]; a verdict per seed):", "",
+          "| finding | estimate | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for f in first:
+        for i, est in enumerate(f["estimates"]):
+            cells = []
+            for name in names:
+                g = by_id[name].get(f["id"])
+                e = g["estimates"].get(est) if g else None
+                cell = f"{e[0]:.1f} [{e[1]:.1f}, {e[2]:.1f}]" if e and None not in e else "-"
+                cells.append(cell + (f" ({g['verdict']})" if g and i == 0 else ""))
+            md.append(f"| {f['claim'] if i == 0 else ''} | {est} | " + " | ".join(cells) + " |")
+    return md + [""]
 
 
 def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None,
@@ -193,7 +216,7 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
     seconds = None if aggregate_only or only is not None else time.monotonic() - t0
     per_seed, base, missing = collect(project_dir, seeds)
     if missing:
-        write_pending(project_dir, seeds, base, missing)
+        write_pending(project_dir, seeds, per_seed, base, missing)
         print(f"seeds {', '.join(sorted(base)) or 'none'} of this study have run; the aggregate waits for "
               + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + f" (python -m flows.seeds --seeds {seeds} --only K)")
         return []

@@ -277,3 +277,17 @@ def test_findings_grade_a_truncated_item_as_eval_processbench_predicted_it():
     f = Findings(rows, ["test"], None, [], {}, n_boot=10)
     assert [u["pred"] for u in f.pb_units] == [{"x": None}, {"x": 0}]  # the critic's rows are not a PRM's
     assert pb_f1(f.pb_units, ["test", "test"], "x") == 0.0  # correct-sample accuracy 0: F1 0
+
+
+def test_pending_seeds_table_shows_each_seed_on_its_own():
+    """While seeds are missing, reports/seeds.md still puts every finished seed's estimates and verdicts side by
+    side (hand-written rows); an estimate a seed could not make shows '-', never a number."""
+    from flows.seeds import per_seed_table
+
+    f0 = [{"id": "a", "claim": "A", "verdict": "reproduced", "estimates": {"x": [2.4, 1.2, 3.8], "y": [0.5, -1.0, 2.0]}}]
+    f1 = [{"id": "a", "claim": "A", "verdict": "inconclusive", "estimates": {"x": [-0.8, -1.9, 0.2]}}]
+    rows = per_seed_table({"seed-1": f1, "seed-0": f0})
+    assert rows[2] == "| finding | estimate | seed-0 | seed-1 |"
+    assert rows[4] == "| A | x | 2.4 [1.2, 3.8] (reproduced) | -0.8 [-1.9, 0.2] (inconclusive) |"
+    assert rows[5] == "|  | y | 0.5 [-1.0, 2.0] | - |"
+    assert per_seed_table({}) == []
