@@ -140,22 +140,23 @@ def write_pending(project_dir: str, seeds: int, per_seed: dict[str, list[dict]],
 
 
 def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
-    """Markdown rows: each finding's estimates, point [95% within-seed interval], and its verdict, per seed."""
+    """Markdown rows: each finding's estimates, point [95% within-seed interval], and its verdict, per seed;
+    every finding and estimate any seed has (as aggregate_seeds groups them by id), '-' where a seed lacks it."""
     if not per_seed:
         return []
     names = sorted(per_seed)
     by_id = {name: {f["id"]: f for f in per_seed[name]} for name in names}
-    first = per_seed[names[0]]
+    first = {}  # finding id -> its first seed's record, in the order the seeds list them
+    for name in names:
+        for f in per_seed[name]:
+            first.setdefault(f["id"], f)
     md = ["Each seed that has run, on its own (point [95% within-seed interval]; a verdict per seed):", "",
           "| finding | estimate | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for f in first:
-        for i, est in enumerate(f["estimates"]):
-            cells = []
-            for name in names:
-                g = by_id[name].get(f["id"])
-                e = g["estimates"].get(est) if g else None
-                cell = f"{e[0]:.1f} [{e[1]:.1f}, {e[2]:.1f}]" if e and None not in e else "-"
-                cells.append(cell + (f" ({g['verdict']})" if g and i == 0 else ""))
+    for fid, f in first.items():
+        recs = [by_id[name].get(fid) for name in names]
+        for i, est in enumerate(dict.fromkeys(k for g in recs if g for k in g["estimates"])):
+            cells = [("-" if not g or est not in g["estimates"] else "{:.1f} [{:.1f}, {:.1f}]".format(*g["estimates"][est]))
+                     + (f" ({g['verdict']})" if g and i == 0 else "") for g in recs]
             md.append(f"| {f['claim'] if i == 0 else ''} | {est} | " + " | ".join(cells) + " |")
     return md + [""]
 

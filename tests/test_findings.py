@@ -291,3 +291,6 @@ def test_pending_seeds_table_shows_each_seed_on_its_own():
     assert rows[4] == "| A | x | 2.4 [1.2, 3.8] (reproduced) | -0.8 [-1.9, 0.2] (inconclusive) |"
     assert rows[5] == "|  | y | 0.5 [-1.0, 2.0] | - |"
     assert per_seed_table({}) == []
+    # a finding (or estimate) only a later seed has is shown too, never dropped
+    f1b = f1 + [{"id": "b", "claim": "B", "verdict": "not reproduced", "estimates": {"z": [1.0, 0.5, 1.5]}}]
+    assert per_seed_table({"seed-0": f0, "seed-1": f1b})[6] == "| B | z | - | 1.0 [0.5, 1.5] (not reproduced) |"
