@@ -4,6 +4,9 @@
         --budget 2880x2:3000 --budget 2880x2:8000
     python -m benchmarks.bench_prm_budget --mix --budget 2880x2:8000 --eval-problems 400 --train-seed 2 --train-seed 3 \
         --out reports/benchmarks/prm_world.json   # the same budget over training seeds
+    git show <seed-2 experiment>:params.yaml > /tmp/params_seed2.yaml   # a study seed's world (flows/seeds.py)
+    python -m benchmarks.bench_prm_budget --mix --budget 5760x2:8000 --eval-problems 400 --params /tmp/params_seed2.yaml \
+        --items /tmp/items_seed2.jsonl --out reports/benchmarks/prm_world.json   # its items: that experiment's, from the cache
 
 Issue #19's PRM targets, measured on the oracle PRM (the one trained on the verifier's exact labels,
 so nothing but the training budget stands between it and them). For each budget PROBLEMSxN:STEPS:
@@ -137,6 +140,8 @@ def main() -> None:
     ap.add_argument("--hard-max-steps", type=int, help="with --mix: replaces toy.hard_max_steps")
     ap.add_argument("--train-seed", type=int, action="append", help="PRM training seed (repeatable; default: "
                     "params' train_prm.seed): the same data and evaluation, another head draw and data order")
+    ap.add_argument("--train-set", action="append", default=[], metavar="FIELD=VALUE", help="replaces a train_prm "
+                    "setting, e.g. lr=0.001 or weight_decay=0.1 (repeatable); the row's key ends in ~FIELD=VALUE")
     ap.add_argument("--remeasure", action="store_true", help="measure again the PRMs --work still holds for rows --out "
                     "has (after the measures changed), without training")
     ap.add_argument("--params", default="params.yaml")
@@ -162,19 +167,29 @@ def main() -> None:
     scfg = load_params("sample", SampleConfig, a.params)
     tcfg = load_params("train_prm", TrainPRMConfig, a.params)
     tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
+    train_set = {}
+    for kv in a.train_set:  # typed as the field's params value, checked by TrainPRMConfig
+        k, _, v = kv.partition("=")
+        if k not in {f.name for f in dataclasses.fields(tcfg)} or k in ("steps", "seed", "sources") or not v:
+            ap.error(f"--train-set {kv!r}: expected FIELD=VALUE with a train_prm field other than steps, seed, sources")
+        train_set[k] = type(getattr(tcfg, k))(v)
+    tcfg = dataclasses.replace(tcfg, **train_set)
     over = {k: v for k, v in (("hard_share", a.hard_share), ("hard_max_value", a.hard_max_value),
                               ("hard_max_steps", a.hard_max_steps)) if v is not None}
     toy = dataclasses.replace(toy, **over)
-    # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"
+    # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"; "w2" after it when the params draw
+    # the world with toy.seed 2 (a study seed's params, e.g. `git show <seed-2 experiment>:params.yaml`)
     world = f"mix{toy.hard_share:g}v{toy.hard_max_value}s{toy.hard_max_steps}" if a.mix else ""
+    world += f"w{toy.seed}" if world and toy.seed else ""
     eval_probs = eval_draw(toy, a.eval_problems, a.mix)
     items = load_items(a.items) if a.items else {}
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
 
     runs = [(b, seed) for b in a.budget for seed in (a.train_seed or [tcfg.seed])]
     for (n_problems, n, steps), seed in runs:
-        # a row per budget and training seed; the params' seed keeps the key earlier rows had
-        key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "") + (f"#seed{seed}" if seed != tcfg.seed else "")
+        # a row per budget and training seed; seed 0 keeps the key earlier rows had
+        key = f"{n_problems}x{n}:{steps}" + (f"@{world}" if world else "") + (f"#seed{seed}" if seed else "")
+        key += "".join(f"~{k}={v}" for k, v in train_set.items())
         print(f"[bench_prm_budget] {key}", flush=True)
         # the study's train split, extended
         probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *difficulty(toy, a.mix))
@@ -197,6 +212,7 @@ def main() -> None:
         m = train(examples, policy.model, out, cfg, soft=False)
         results[key] = {
             "problems": n_problems, "n": n, "world": world or "normal only", "train_seed": seed, "items": bool(items),
+            **({"train_set": train_set} if train_set else {}),
             "examples": len(examples), "distinct_responses": distinct,
             "optimizer_steps": m["optimizer_steps"], "sample_seconds": sample_s, "train_seconds": m["seconds"],
             **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}

@@ -97,7 +97,11 @@ def prm_world(b: dict) -> list[str]:
           "by its lowest step score (min) against a random pick and maj@8; within-problem AUC: the chance that an "
           "error-free response's lowest step score beats a flawed one's of the same problem (what Best-of-N needs).", "",
           "Step AUC and F1: on the study's held-out toy ProcessBench. A budget trained over several training seeds "
-          "(`--train-seed`: same data, another head draw and data order) gets a row per seed and one with their means.", "",
+          "(`--train-seed`: same data, another head draw and data order) gets a row per seed and one with their means. "
+          "A world ending in w<k> is drawn with `toy.seed` k (study seed k's params, flows/seeds.py: its own training "
+          "problems and samples), its step AUC and F1 on that seed's toy ProcessBench; the others are seed 0's. A budget "
+          "followed by a setting (e.g. weight_decay=0.1) trained with that train_prm setting (`--train-set`), params' "
+          "otherwise.", "",
           "Over maj@8: Best-of-8 minus maj@8 (product; min) with its 95% paired bootstrap interval over the problems. "
           "Issue #26's targets: step AUC >= 0.85 and one aggregation's interval above 0 (- where the row predates the "
           "interval).", "",
@@ -106,7 +110,7 @@ def prm_world(b: dict) -> list[str]:
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_budget: dict[str, list[dict]] = {}
     for key, r in sorted(b.items()):
-        budget = key.split("@")[0].split("#")[0]
+        budget = key.split("@")[0].split("#")[0] + "".join(f" {k}={v}" for k, v in r.get("train_set", {}).items())
         by_budget.setdefault(f"{r['world']}|{budget}", []).append(r)
         md.append(_world_row(r, budget, str(r.get("train_seed", 0))))
     for wb, rs in by_budget.items():

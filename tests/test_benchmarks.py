@@ -50,6 +50,20 @@ def test_world_table_has_a_row_per_training_seed_and_their_mean():
     assert "72.0 / 60.0 / 70.0" in rows[-1] and "| 0.805 | 63.5 |" in rows[-1]
 
 
+def test_world_table_keeps_a_train_setting_and_another_world_draw_apart_from_the_budget():
+    from benchmarks.write_report import prm_world
+
+    wd = {**_world_row(0, 90.0, 0.95, 80.0), "train_set": {"weight_decay": 0.1}}
+    w2 = {**_world_row(0, 50.0, 0.50, 40.0), "world": "mix0.25v25s8w2"}
+    md = prm_world({"2880x2:8000@mix0.25v25s8": _world_row(0, 70.0, 0.78, 60.0),
+                    "2880x2:8000@mix0.25v25s8#seed1": _world_row(1, 74.0, 0.83, 67.0),
+                    "2880x2:8000@mix0.25v25s8~weight_decay=0.1": wd, "2880x2:8000@mix0.25v25s8w2": w2})
+    rows = [[c.strip() for c in line.split("|")[1:4]] for line in md if line.startswith("| mix")]
+    assert ["mix0.25v25s8", "2880x2:8000 weight_decay=0.1", "0"] in rows and ["mix0.25v25s8w2", "2880x2:8000", "0"] in rows
+    mean = next(line for line in md if "mean of" in line)  # only the two plain seed-0 world rows are pooled
+    assert "mean of 2" in mean and "| 0.805 | 63.5 |" in mean and sum("mean of" in line for line in md) == 1
+
+
 def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
     from benchmarks.write_report import world_targets
 
