@@ -6,7 +6,9 @@
         --out reports/benchmarks/prm_world.json   # the same budget over training seeds
     git show <seed-2 experiment>:params.yaml > /tmp/params_seed2.yaml   # a study seed's world (flows/seeds.py)
     python -m benchmarks.bench_prm_budget --mix --budget 5760x2:8000 --eval-problems 400 --params /tmp/params_seed2.yaml \
-        --items /tmp/items_seed2.jsonl --out reports/benchmarks/prm_world.json   # its items: that experiment's, from the cache
+        --items /tmp/items_seed2.jsonl --out reports/benchmarks/prm_world.json
+        # items_seed2.jsonl: .dvc/cache/files/md5/<md5[:2]>/<md5[2:]>, the md5 of data/processbench/items.jsonl in
+        # `git show <seed-2 experiment>:dvc.lock`
 
 Issue #19's PRM targets, measured on the oracle PRM (the one trained on the verifier's exact labels,
 so nothing but the training budget stands between it and them). For each budget PROBLEMSxN:STEPS:
@@ -31,6 +33,8 @@ import json
 import os
 import time
 from pathlib import Path
+
+import yaml
 
 
 def parse_budget(s: str) -> tuple[int, int, int]:
@@ -151,7 +155,7 @@ def main() -> None:
 
     from prmlab.generation import BackendConfig, make_generator
     from prmlab.io import write_json
-    from prmlab.params import load_params
+    from prmlab.params import from_mapping, load_params
     from prmlab.processbench import EvalPBConfig
     from prmlab.sampling import SampleConfig
     from prmlab.stage import set_threads
@@ -168,19 +172,19 @@ def main() -> None:
     tcfg = load_params("train_prm", TrainPRMConfig, a.params)
     tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
     train_set = {}
-    for kv in a.train_set:  # typed as the field's params value, checked by TrainPRMConfig
-        k, _, v = kv.partition("=")
-        if k not in {f.name for f in dataclasses.fields(tcfg)} or k in ("steps", "seed", "sources") or not v:
+    for kv in a.train_set:  # a YAML value, as `dvc exp run -S` reads one; from_mapping checks the key and its type
+        k, sep, v = kv.partition("=")
+        if not sep or k in ("steps", "seed", "sources"):
             ap.error(f"--train-set {kv!r}: expected FIELD=VALUE with a train_prm field other than steps, seed, sources")
-        train_set[k] = type(getattr(tcfg, k))(v)
-    tcfg = dataclasses.replace(tcfg, **train_set)
+        train_set[k] = yaml.safe_load(v)
+    tcfg = from_mapping(TrainPRMConfig, {**dataclasses.asdict(tcfg), **train_set}, "train_prm")
     over = {k: v for k, v in (("hard_share", a.hard_share), ("hard_max_value", a.hard_max_value),
                               ("hard_max_steps", a.hard_max_steps)) if v is not None}
     toy = dataclasses.replace(toy, **over)
-    # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"; "w2" after it when the params draw
+    # a row's world: "" (normal problems only), else the mix, e.g. "mix0.25v60s8"; "w2" at its end when the params draw
     # the world with toy.seed 2 (a study seed's params, e.g. `git show <seed-2 experiment>:params.yaml`)
     world = f"mix{toy.hard_share:g}v{toy.hard_max_value}s{toy.hard_max_steps}" if a.mix else ""
-    world += f"w{toy.seed}" if world and toy.seed else ""
+    world += f"w{toy.seed}" if toy.seed else ""  # also names --work's cached samples: one world's never serve another
     eval_probs = eval_draw(toy, a.eval_problems, a.mix)
     items = load_items(a.items) if a.items else {}
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}
