@@ -99,17 +99,18 @@ def save_seed(project_dir: str, k: int) -> Path:
     text = subprocess.run(["git", "show", f"{rev}:reports/findings.json"], cwd=project_dir, capture_output=True, text=True)
     if text.returncode != 0:
         raise RuntimeError(f"seed {k} ({rev}) has no reports/findings.json: {text.stderr.strip()}")
-    out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
-    write_json(out, {"seed": k, "commit": base, "study": study_id(project_dir, base),
-                     "findings": json.loads(text.stdout)["findings"]})
+    out, rec = Path(project_dir) / SEED_DIR / f"seed-{k}.json", json.loads(text.stdout)
+    write_json(out, {"seed": k, "commit": base, "study": study_id(project_dir, base), "findings": rec["findings"],
+                     "targets_26": rec.get("targets_26", {})})  # the exact-label PRMs against issue #26's targets
     return out
 
 
-def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[str, str], dict[str, str]]:
-    """The committed study's seeds from reports/seeds/: {seed-k: findings}, {seed-k: commit it ran from}, and
-    {seed-k: why it does not count} for each missing seed or one of another study."""
+def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[str, str], dict[str, str], dict[str, dict]]:
+    """The committed study's seeds from reports/seeds/: {seed-k: findings}, {seed-k: commit it ran from},
+    {seed-k: why it does not count} for each missing seed or one of another study, and {seed-k: its
+    exact-label PRMs against issue #26's targets} (the report's `exact_label_targets`)."""
     study = study_id(project_dir)
-    per_seed, base, missing = {}, {}, {}
+    per_seed, base, missing, targets = {}, {}, {}, {}
     for k in range(seeds):
         name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
         if not f.exists():
@@ -119,12 +120,29 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[s
         if rec["study"] != study:
             missing[name] = f"ran from {rec['commit']}, another study (its dvc.lock differs from HEAD's)"
             continue
-        per_seed[name], base[name] = rec["findings"], rec["commit"]
-    return per_seed, base, missing
+        per_seed[name], base[name], targets[name] = rec["findings"], rec["commit"], rec.get("targets_26", {})
+    return per_seed, base, missing, targets
+
+
+def targets_table(targets: dict[str, dict]) -> list[str]:
+    """Markdown rows: each seed's PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85 and
+    Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
+    from prmlab.report import f3, signed_ci
+
+    rows = [f"| {seed} | {name} | {f3(t['step_auc'])} | "
+            f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
+            f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
+            for seed, by_prm in sorted(targets.items()) for name, t in by_prm.items()]
+    if not rows:
+        return []
+    return ["The PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85; Best-of-N (product or "
+            "min) above maj@N by its 95% interval's lower end), per seed:", "",
+            "| seed | PRM | step AUC | Best-of-N (product) - maj@N | Best-of-N (min) - maj@N | targets |",
+            "|---|---|---|---|---|---|", *rows, ""]
 
 
 def write_pending(project_dir: str, seeds: int, per_seed: dict[str, list[dict]], base: dict[str, str],
-                  missing: dict[str, str]) -> None:
+                  missing: dict[str, str], targets: dict[str, dict]) -> None:
     """reports/seeds.{md,json} while some seeds of the committed study are missing: which, the command, and
     each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
     from prmlab.io import atomic_write_text, write_json
@@ -136,7 +154,7 @@ def write_pending(project_dir: str, seeds: int, per_seed: dict[str, list[dict]],
         f"**Pending**: {len(base)} of the {seeds} seeds of the committed study (commit {head}) have run"
         + (f" ({', '.join(sorted(base))})" if base else "") + "; no aggregate until all have. Missing:", "",
         *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
-          for name, why in sorted(missing.items())], "", *per_seed_table(per_seed)]) + "\n")
+          for name, why in sorted(missing.items())], "", *per_seed_table(per_seed), *targets_table(targets)]) + "\n")
 
 
 def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
@@ -144,16 +162,13 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
     every finding and estimate any seed has (as aggregate_seeds groups them by id), '-' where a seed lacks it."""
     if not per_seed:
         return []
+    from prmlab.findings import group_by_id
+
     names = sorted(per_seed)
-    by_id = {name: {f["id"]: f for f in per_seed[name]} for name in names}
-    first = {}  # finding id -> its first seed's record, in the order the seeds list them
-    for name in names:
-        for f in per_seed[name]:
-            first.setdefault(f["id"], f)
     md = ["Each seed that has run, on its own (point [95% within-seed interval]; a verdict per seed):", "",
           "| finding | estimate | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
-    for fid, f in first.items():
-        recs = [by_id[name].get(fid) for name in names]
+    for by_run in group_by_id(per_seed).values():
+        f, recs = next(iter(by_run.values())), [by_run.get(name) for name in names]
         for i, est in enumerate(dict.fromkeys(k for g in recs if g for k in g["estimates"])):
             cells = [("-" if not g or est not in g["estimates"] else "{:.1f} [{:.1f}, {:.1f}]".format(*g["estimates"][est]))
                      + (f" ({g['verdict']})" if g and i == 0 else "") for g in recs]
@@ -162,7 +177,7 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
 
 
 def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None,
-                    base: dict[str, str]) -> list[dict]:
+                    base: dict[str, str], targets: dict[str, dict]) -> list[dict]:
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
@@ -193,7 +208,7 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
                       f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
                       f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
                       f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
-    md += ["", "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+    md += ["", *targets_table(targets), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
     return agg
 
@@ -215,13 +230,13 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
             run_seed(k, project_dir, seed_overrides(params, k))
         save_seed(project_dir, k)
     seconds = None if aggregate_only or only is not None else time.monotonic() - t0
-    per_seed, base, missing = collect(project_dir, seeds)
+    per_seed, base, missing, targets = collect(project_dir, seeds)
     if missing:
-        write_pending(project_dir, seeds, per_seed, base, missing)
+        write_pending(project_dir, seeds, per_seed, base, missing, targets)
         print(f"seeds {', '.join(sorted(base)) or 'none'} of this study have run; the aggregate waits for "
               + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + f" (python -m flows.seeds --seeds {seeds} --only K)")
         return []
-    return write_aggregate(project_dir, per_seed, seconds, base)
+    return write_aggregate(project_dir, per_seed, seconds, base, targets)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, rand
 from prmlab.params import check
 from prmlab.records import Problem, Response
 from prmlab.stage import Done
+from prmlab.stats import N_BOOT
 
 
 @dataclass(frozen=True)
@@ -89,10 +90,7 @@ def outcome_table(outcomes: list[dict]) -> dict:
     return table
 
 
-OVER_MAJ_BOOT = 1000  # bootstrap resamples behind over_maj's interval in eval_bon
-
-
-def over_maj(outcomes: list[dict], agg: str, n_boot: int = OVER_MAJ_BOOT, seed: int = 0) -> list[float]:
+def over_maj(outcomes: list[dict], agg: str, n_boot: int = N_BOOT, seed: int = 0) -> list[float]:
     """Best-of-N by `agg` minus maj@N, in points of bon_table's average (the unweighted mean over
     benchmarks), with its 95% paired bootstrap interval over the problems (resampled within each
     benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.targets_26)."""

@@ -327,6 +327,16 @@ def t_interval(pts: Sequence[float], within_half: Sequence[float] = ()) -> tuple
     return m, m - half, m + half
 
 
+def group_by_id(per_seed: dict[str, list[dict]]) -> dict[str, dict[str, dict]]:
+    """Findings records of several seeds (run name -> records) -> {finding id: {run name: its record}}, runs
+    in name order, ids in the order the runs first list them; a finding some run lacks is absent from its dict."""
+    out: dict[str, dict[str, dict]] = {}
+    for run in sorted(per_seed):
+        for rec in per_seed[run]:
+            out.setdefault(rec["id"], {})[run] = rec
+    return out
+
+
 def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     """Findings records of several seeds (run name -> records) -> per finding and estimate: the mean over
     seeds, a 95% interval across seeds that never falls below the within-seed sampling noise
@@ -335,20 +345,17 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
     `precision`), and a verdict decided by the across-seed interval with the same rule as one seed (`decide`). Needs >= 2
     seeds for an interval; a finding missing from some seed is marked so."""
     runs = sorted(per_seed)
-    by_id: dict[str, list[dict]] = defaultdict(list)
-    for run in runs:
-        for rec in per_seed[run]:
-            by_id[rec["id"]].append(rec)
     out = []
-    for fid, recs in by_id.items():
-        ests = {}
-        for name in recs[0]["estimates"]:
+    for fid, by_run in group_by_id(per_seed).items():
+        recs, ests = list(by_run.values()), {}
+        for name in dict.fromkeys(k for r in recs for k in r["estimates"]):  # every estimate any seed has
             pts, los, his = zip(*(r["estimates"][name][:3] for r in recs if name in r["estimates"]))
             m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in zip(los, his)])
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": len(pts), "points": list(pts),
                           "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts),
                           # what the interval must resolve, as each seed's record states it (None: no paper number)
-                          "paper_effect": recs[0].get("precision", {}).get(name, {}).get("paper_effect")}
+                          "paper_effect": next((r["precision"][name].get("paper_effect") for r in recs
+                                                if name in r.get("precision", {})), None)}
         v = INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
                     "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],

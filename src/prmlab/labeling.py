@@ -22,7 +22,7 @@ from prmlab.grading import is_equivalent
 from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_responses, sharded
 from prmlab.params import ParamsError, check
 from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
-from prmlab.records import JudgeLabel, MCLabel, Problem, Response
+from prmlab.records import JudgeLabel, MCLabel, Problem, Response, distinct_responses
 from prmlab.steps import extract_answer, join_steps
 
 SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
@@ -343,7 +343,7 @@ def label_judge(a, cfg: dict, data, run):
         writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
     n = max(len(labels), 1)
     votes = [v for lab in labels for v in lab.votes]
-    m = {"responses": len(labels), "distinct_responses": len({(r.problem_id, tuple(r.steps)) for r in responses}),
+    m = {"responses": len(labels), "distinct_responses": distinct_responses(responses),
          "unparsed": sum(not lab.parsed for lab in labels),
          "unparsed_share": sum(not lab.parsed for lab in labels) / n,
          "unparsed_votes": sum(v is None for v in votes),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import types
 import typing
+from collections.abc import Iterable
 from dataclasses import MISSING as _MISSING
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar
@@ -164,6 +165,12 @@ class Response(Record):
         import json
 
         return hashlib.md5(json.dumps([self.problem_id, self.steps]).encode()).hexdigest()
+
+
+def distinct_responses(responses: Iterable[Response]) -> int:
+    """How many responses differ in problem or step text: what a PRM learns from (a policy repeats itself,
+    and 6 samples of an easy problem are often one response)."""
+    return len({(r.problem_id, tuple(r.steps)) for r in responses})
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,7 @@ from prmlab.ceiling import CEILING
 from prmlab.io import atomic_write_text, read_json, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.stage import Done
-
-N_BOOT = 1000  # bootstrap resamples behind each finding's interval
+from prmlab.stats import N_BOOT
 
 STAGES = ["sample", "label_mc", "label_judge", "consensus", "eval_processbench", "eval_bon", "analyze_bias",
           "bootstrap", "train_judge", "inputs", "ceiling"]
@@ -340,21 +339,29 @@ def signed_ci(d: list[float] | None) -> str:
     return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"
 
 
+def exact_label_targets(m: dict) -> dict[str, dict]:
+    """Issue #26's targets (`targets_26`) for the PRMs trained on exact labels, `oracle` and `oracle_ceiling`
+    where evaluated: {name: {"step_auc", "over_maj": {product, min: [difference, lo, hi]}, "met"}}. Written
+    into reports/findings.json, so a seed's file (flows/seeds.py) keeps them beside its findings."""
+    bonm, pbm, out = m["eval_bon"], m["eval_processbench"], {}
+    for name in ("oracle", CEILING):
+        if name in bonm.get("over_maj", {}):
+            over = {agg: bonm["over_maj"][name].get(agg) for agg in ("product", "min")}
+            auc = (pbm.get("models", {}).get(f"prm/{name}", {}).get("step_auc") or {}).get("heldout_average")
+            out[name] = {"step_auc": auc, "over_maj": over, "met": targets_26(auc, over)}
+    return out
+
+
 def oracle_targets(m: dict) -> list[str]:
-    """Issue #26's targets (`targets_26`) for the PRMs trained on exact labels: the study's `oracle`, at the
-    label sources' shared budget, and `oracle_ceiling` (stage ceiling@toy), the recipe at the budget the
+    """Issue #26's targets for the PRMs trained on exact labels (`exact_label_targets`): the study's `oracle`, at
+    the label sources' shared budget, and `oracle_ceiling` (stage ceiling@toy), the recipe at the budget the
     benchmarks found to meet them; and a weak-PRM flag when the study's oracle misses them: the comparisons
     between label sources then say more about the training budget than about the labels."""
-    bonm, pbm, ceil = m["eval_bon"], m["eval_processbench"], m["ceiling"]
-    n, rows, hit = bonm.get("n"), [], {}
-    for name in ("oracle", CEILING):
-        if name not in bonm.get("over_maj", {}):
-            continue
-        over = {agg: bonm["over_maj"][name].get(agg) for agg in ("product", "min")}
-        auc = (pbm.get("models", {}).get(f"prm/{name}", {}).get("step_auc") or {}).get("heldout_average")
-        hit[name] = targets_26(auc, over)
-        rows.append([name, f3(auc), signed_ci(over["product"]), signed_ci(over["min"]),
-                     "-" if hit[name] is None else "met" if hit[name] else "**missed**"])
+    bonm, ceil = m["eval_bon"], m["ceiling"]
+    n, targets = bonm.get("n"), exact_label_targets(m)
+    hit = {name: t["met"] for name, t in targets.items()}
+    rows = [[name, f3(t["step_auc"]), signed_ci(t["over_maj"]["product"]), signed_ci(t["over_maj"]["min"]),
+             "-" if t["met"] is None else "met" if t["met"] else "**missed**"] for name, t in targets.items()]
     if not rows:
         return []
     md = ["### The PRMs trained on exact labels against issue #26's targets", "",
@@ -659,7 +666,7 @@ def report(a, cfg: dict, data: dict, run) -> Done:
     atomic_write_text(a.out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
-    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs}}
+    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": exact_label_targets(m)}}
     if a.headline:
         outputs[a.headline] = h = headline(m)
         if a.summary:

@@ -19,6 +19,7 @@ from typing import TypeVar
 U = TypeVar("U")
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
+N_BOOT = 1000  # bootstrap resamples behind every interval of the study (findings, eval_bon's over_maj)
 
 
 def bootstrap_values(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,

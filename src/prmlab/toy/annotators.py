@@ -30,7 +30,7 @@ from pathlib import Path
 
 from prmlab.labeling import labels_from_first_error
 from prmlab.params import check
-from prmlab.records import PRMExample, Problem, Response
+from prmlab.records import PRMExample, Problem, Response, distinct_responses
 from prmlab.toy.world import FLAW_KINDS
 
 
@@ -153,7 +153,7 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
     kept, removed = drop_eval_problems(examples, eval_texts)
     m |= {**counts, **removed, **{f"dropped_{k}": v for k, v in dropped.items()}, "examples": len(kept),
           **{f"writer_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},
-          "writer_distinct": len({(r.problem_id, tuple(r.steps)) for r in responses}),
+          "writer_distinct": distinct_responses(responses),
           "hard_problems": sum(bool(p.meta.get("hard")) for p in problems),
           "with_wrong_step": sum(0 in ex.labels for ex in kept),
           "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
