@@ -3,6 +3,7 @@
     python -m flows.seeds --seeds 3          # make study-seeds: seeds 0, 1, 2
     python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
     python -m flows.seeds --seeds 3 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
+    python -m flows.seeds --seeds 3 --record 1 --findings F --commit REV   # seed 1 run without DVC (flows/seeds_plain.py)
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
 the toy ProcessBench), so seed 0 is the committed study itself (its reports/findings.json, nothing
@@ -11,9 +12,10 @@ runs) and each other seed draws new problems, new samples and new training. The 
 and judge are: the interval covers what the study itself draws. Each other seed is one `dvc exp run
 -n seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo).
 Each seed's findings are kept in reports/seeds/seed-<k>.json (committed: a seed run in one session
-counts in the next, whatever happened to the experiment's git ref) with the study they belong to: the
-hash of the dvc.lock of the commit they ran from, so a seed of an older study is never mixed into
-this one's aggregate. `prmlab.findings.aggregate_seeds` combines the seeds of the committed study:
+counts in the next, whatever happened to the experiment's git ref) with the study they belong to
+(`study_id`: the code, graph, params and toy models of the commit they ran from), so a seed of an older
+study is never mixed into this one's aggregate. Where DVC is not (a lent GPU machine), flows/seeds_plain.py
+runs seeds without it and `--record` files each one's findings. `prmlab.findings.aggregate_seeds` combines the seeds of the committed study:
 mean, 95% t-interval across seeds, the mean within-seed bootstrap interval, and a verdict decided
 by the across-seed interval; while some are missing, reports/seeds.md says which, and what to run.
 Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json (the commit whose study
@@ -32,19 +34,12 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 
 from flows.pipeline import _dvc
-
-SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
-             "build_processbench.seed")
+from flows.seeds_plain import shift_seeds
 
 
 def seed_overrides(params: dict, k: int) -> list[str]:
     """`-S key=value` arguments for seed k: every seed key this profile has, shifted by k."""
-    out = []
-    for key in SEED_KEYS:
-        sec, name = key.split(".")
-        if sec in params and name in params[sec]:
-            out += ["-S", f"{key}={int(params[sec][name]) + k}"]
-    return out
+    return [arg for key, v in shift_seeds(params, k).items() for arg in ("-S", f"{key}={v}")]
 
 
 @task(task_run_name="dvc exp run seed-{k}")
@@ -76,19 +71,24 @@ def git(project_dir: str, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
 
 
+# What decides a study's results, given its seeds: the code, the graph, every knob and the committed toy models.
+STUDY_INPUTS = ("src", "stages", "dvc.yaml", "params.yaml", "models", "data/models")
+
+
 def study_id(project_dir: str, rev: str = "HEAD") -> str:
-    """The study a commit holds: its dvc.lock's hash (every stage's code, params and outputs), so commits that
-    change only docs or seed files keep it."""
+    """The study a commit holds: a hash of git's object ids for STUDY_INPUTS at that commit. Commits that change
+    only docs, reports, seed files or dvc.lock keep it: a regeneration of the same code and params (on another
+    machine its PRMs differ in float summation order) is the same study drawn again, and a seed run from the
+    commit before it, or outside DVC (flows/seeds_plain.py), counts for it. A code, params or model change
+    makes a new study, whose seeds start over."""
     import hashlib
 
-    return hashlib.md5(git(project_dir, "show", f"{rev}:dvc.lock").encode()).hexdigest()[:12]
+    return hashlib.md5(git(project_dir, "ls-tree", rev, "--", *STUDY_INPUTS).encode()).hexdigest()[:12]
 
 
 def save_seed(project_dir: str, k: int) -> Path:
     """Seed k's findings into reports/seeds/seed-<k>.json with the commit it ran from and that commit's study:
     seed 0 is the committed study (HEAD's reports/findings.json), seed k > 0 its experiment's."""
-    from prmlab.io import write_json
-
     if k == 0:
         rev = base = git(project_dir, "rev-parse", "--short", "HEAD").strip()
     else:
@@ -99,18 +99,25 @@ def save_seed(project_dir: str, k: int) -> Path:
     text = subprocess.run(["git", "show", f"{rev}:reports/findings.json"], cwd=project_dir, capture_output=True, text=True)
     if text.returncode != 0:
         raise RuntimeError(f"seed {k} ({rev}) has no reports/findings.json: {text.stderr.strip()}")
-    out, rec = Path(project_dir) / SEED_DIR / f"seed-{k}.json", json.loads(text.stdout)
-    write_json(out, {"seed": k, "commit": base, "study": study_id(project_dir, base), "findings": rec["findings"],
-                     "targets_26": rec.get("targets_26", {})})  # the exact-label PRMs against issue #26's targets
+    return write_seed(project_dir, k, base, json.loads(text.stdout), "the committed study" if k == 0 else f"dvc exp run -n seed-{k}")
+
+
+def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str) -> Path:
+    """reports/seeds/seed-<k>.json: a seed's findings (a report's reports/findings.json), the commit it ran
+    from and that commit's study, how it ran, and its exact-label PRMs against issue #26's targets."""
+    from prmlab.io import write_json
+
+    out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+    write_json(out, {"seed": k, "commit": commit, "study": study_id(project_dir, commit), "ran": ran,
+                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {})})
     return out
 
 
-def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[str, str], dict[str, str], dict[str, dict]]:
-    """The committed study's seeds from reports/seeds/: {seed-k: findings}, {seed-k: commit it ran from},
-    {seed-k: why it does not count} for each missing seed or one of another study, and {seed-k: its
-    exact-label PRMs against issue #26's targets} (the report's `exact_label_targets`)."""
+def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, str]]:
+    """The committed study's seeds from reports/seeds/: {seed-k: its file (`write_seed`)}, and {seed-k: why it
+    does not count} for each missing seed or one of another study."""
     study = study_id(project_dir)
-    per_seed, base, missing, targets = {}, {}, {}, {}
+    recs, missing = {}, {}
     for k in range(seeds):
         name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
         if not f.exists():
@@ -118,17 +125,24 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, list[dict]], dict[s
             continue
         rec = json.loads(f.read_text())
         if rec["study"] != study:
-            missing[name] = f"ran from {rec['commit']}, another study (its dvc.lock differs from HEAD's)"
+            missing[name] = f"ran from {rec['commit']}, another study (its code, params or models differ from HEAD's)"
             continue
-        per_seed[name], base[name], targets[name] = rec["findings"], rec["commit"], rec.get("targets_26", {})
-    return per_seed, base, missing, targets
+        recs[name] = rec
+    return recs, missing
 
 
-def targets_table(targets: dict[str, dict]) -> list[str]:
+def provenance(recs: dict[str, dict]) -> list[str]:
+    """Markdown lines: each seed's commit and how it ran (DVC experiment, the committed study, or elsewhere)."""
+    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r.get('ran') or 'dvc exp run'}"
+                                        for name, r in sorted(recs.items())], ""]
+
+
+def targets_table(recs: dict[str, dict]) -> list[str]:
     """Markdown rows: each seed's PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85 and
     Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
     from prmlab.report import f3, signed_ci
 
+    targets = {name: r.get("targets_26") or {} for name, r in recs.items()}
     rows = [f"| {seed} | {name} | {f3(t['step_auc'])} | "
             f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
             f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
@@ -141,20 +155,22 @@ def targets_table(targets: dict[str, dict]) -> list[str]:
             "|---|---|---|---|---|---|", *rows, ""]
 
 
-def write_pending(project_dir: str, seeds: int, per_seed: dict[str, list[dict]], base: dict[str, str],
-                  missing: dict[str, str], targets: dict[str, dict]) -> None:
+def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: dict[str, str]) -> None:
     """reports/seeds.{md,json} while some seeds of the committed study are missing: which, the command, and
     each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
     from prmlab.io import atomic_write_text, write_json
 
     root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
-    write_json(root / "reports" / "seeds.json", {"commit": head, "runs": base, "pending": missing, "findings": []})
+    base = {name: r["commit"] for name, r in recs.items()}
+    write_json(root / "reports" / "seeds.json", {"commit": head, "runs": base, "ran": {n: r.get("ran") for n, r in recs.items()},
+                                                 "pending": missing, "findings": []})
     atomic_write_text(root / "reports" / "seeds.md", "\n".join([
         "# The study over several seeds", "",
         f"**Pending**: {len(base)} of the {seeds} seeds of the committed study (commit {head}) have run"
         + (f" ({', '.join(sorted(base))})" if base else "") + "; no aggregate until all have. Missing:", "",
         *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
-          for name, why in sorted(missing.items())], "", *per_seed_table(per_seed), *targets_table(targets)]) + "\n")
+          for name, why in sorted(missing.items())], "", *provenance(recs),
+        *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs)]) + "\n")
 
 
 def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
@@ -176,22 +192,23 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
     return md + [""]
 
 
-def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: float | None,
-                    base: dict[str, str], targets: dict[str, dict]) -> list[dict]:
+def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None) -> list[dict]:
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
+    per_seed, base = {n: r["findings"] for n, r in recs.items()}, {n: r["commit"] for n, r in recs.items()}
     agg = aggregate_seeds(per_seed)
     root = Path(project_dir)
     commits = sorted(set(base.values()))
     write_json(root / "reports" / "seeds.json", {"commit": commits[0] if len(commits) == 1 else commits, "runs": base,
+                                                 "ran": {n: r.get("ran") for n, r in recs.items()},
                                                  "wall_seconds": seconds, "findings": agg})
     md = ["# The study over several seeds", "",
           (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
-           "Seeds of one study (the same dvc.lock) run from several commits: "
+           "Seeds of one study (the same code, params and models) run from several commits: "
            + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
           + f"; runs: {', '.join(sorted(per_seed))}"
-          + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "",
+          + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "", *provenance(recs),
           "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
           "training): Student t for k - 1 degrees of freedom on the larger of the across-seed variance and the mean "
           "within-seed bootstrap variance, so a few seeds that happen to agree cannot give an interval narrower than "
@@ -208,7 +225,7 @@ def write_aggregate(project_dir: str, per_seed: dict[str, list[dict]], seconds: 
                       f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
                       f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
                       f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
-    md += ["", *targets_table(targets), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+    md += ["", *targets_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
     return agg
 
@@ -230,13 +247,13 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
             run_seed(k, project_dir, seed_overrides(params, k))
         save_seed(project_dir, k)
     seconds = None if aggregate_only or only is not None else time.monotonic() - t0
-    per_seed, base, missing, targets = collect(project_dir, seeds)
+    recs, missing = collect(project_dir, seeds)
     if missing:
-        write_pending(project_dir, seeds, per_seed, base, missing, targets)
-        print(f"seeds {', '.join(sorted(base)) or 'none'} of this study have run; the aggregate waits for "
+        write_pending(project_dir, seeds, recs, missing)
+        print(f"seeds {', '.join(sorted(recs)) or 'none'} of this study have run; the aggregate waits for "
               + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + f" (python -m flows.seeds --seeds {seeds} --only K)")
         return []
-    return write_aggregate(project_dir, per_seed, seconds, base, targets)
+    return write_aggregate(project_dir, recs, seconds)
 
 
 def main() -> None:
@@ -245,8 +262,22 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--only", type=int, nargs="+", help="run just these seeds; aggregate when seeds 0..N-1 all exist")
+    ap.add_argument("--record", type=int, metavar="K", help="record seed K run elsewhere (flows/seeds_plain.py), then aggregate")
+    ap.add_argument("--findings", help="with --record: that run's reports/findings.json")
+    ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold HEAD's study)")
+    ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
     a = ap.parse_args()
-    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only, only=a.only)
+    if a.record is not None:
+        if not (a.findings and a.commit) or a.record < 1:
+            ap.error("--record K (K >= 1) needs --findings and --commit")
+        commit = git(a.project_dir, "rev-parse", "--short", a.commit).strip()
+        if study_id(a.project_dir, commit) != study_id(a.project_dir):
+            ap.error(f"--commit {commit} holds another study than HEAD (src, stages, dvc.yaml, params.yaml or models differ)")
+        out = write_seed(a.project_dir, a.record, commit, json.loads(Path(a.findings).read_text()),
+                         f"flows.seeds_plain on {a.ran_on}")
+        print(f"recorded seed {a.record} from {a.findings} -> {out}")
+    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,
+                      only=a.only)
     for f in agg:
         print(f"{f['verdict']:>15}  {f['claim']}")
 

@@ -459,7 +459,7 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(study):
     assert "prm_last" in (study / "metrics" / "eval_bon.json").read_text()
 
 
-def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study):
+def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path):
     """`make study-seeds` on tiny settings: seed 0 is the committed study (restored from DVC's run cache),
     seed 1 a new world; reports/seeds.json combines their findings with across-seed intervals."""
     run(["git", "add", "-A"], study)
@@ -487,16 +487,41 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study):
     run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--only", "0", "--project-dir", str(study)], study, timeout=900)
     again = json.loads((study / "reports" / "seeds.json").read_text())
     assert again["findings"] == agg["findings"] and again["runs"] == agg["runs"]
-    # Each seed's findings are kept in a file with the study it belongs to (its dvc.lock), so a seed run in one
-    # session counts in the next; once the study changes (a regenerated dvc.lock), the old seeds no longer count.
+    # Each seed's findings are kept in a file with the study it belongs to (its code, params and models), so a
+    # seed run in one session counts in the next.
     from flows.seeds import experiments
 
     seed1 = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
     assert seed1["commit"] == head and seed1["findings"] == json.loads(run(
         ["git", "show", f"{experiments(str(study))['seed-1']}:reports/findings.json"], study).stdout)["findings"]
+    assert seed1["ran"] == "dvc exp run -n seed-1" and "targets_26" in seed1
+    # The same seed without DVC (flows/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
+    # a copy of the project, two at a time, with as many threads as DVC's run had, give the experiment's findings
+    # exactly; --record files them as seed 1.
+    seeds = [sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)]
+    plain = [sys.executable, "-m", "flows.seeds_plain", "--project-dir", str(study)]
+    run([*plain, "--export-graph", str(tmp_path / "graph.json")], study)
+    p = run([*plain, "--graph", str(tmp_path / "graph.json"), "--seeds", "1", "--root", str(tmp_path / "plain"),
+             "--jobs", "2", "--threads", str(os.cpu_count())], study, timeout=1200)
+    assert "failed: none" in p.stdout and "start seed-1 train_prm@oracle" in p.stdout and "bootstrap" not in p.stdout, p.stdout
+    found = tmp_path / "plain" / "seed-1" / "reports" / "findings.json"
+    assert json.loads(found.read_text())["findings"] == seed1["findings"]
+    run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
+    recorded = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
+    assert recorded["ran"] == "flows.seeds_plain on this machine" and recorded["study"] == seed1["study"]
+    assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
+    # A commit that changes dvc.lock alone (the same code and params regenerated) keeps the study and its seeds;
+    # one that changes params (or code, or the toy models) is another study: the old seeds no longer count.
     with open(study / "dvc.lock", "a") as f:
+        f.write("# the same study, drawn again\n")
+    run(["git", "commit", "-qam", "regenerated"], study)
+    run([*seeds, "--aggregate-only"], study)
+    assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
+    with open(study / "params.yaml", "a") as f:
         f.write("# another study\n")
     run(["git", "commit", "-qam", "another study"], study)
+    refused = run([*seeds, "--record", "1", "--findings", str(found), "--commit", head], study, check=False)
+    assert refused.returncode == 2 and "holds another study than HEAD" in refused.stderr, refused.stderr
     p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--aggregate-only", "--project-dir", str(study)], study)
     pending = json.loads((study / "reports" / "seeds.json").read_text())
     assert pending["findings"] == [] and set(pending["pending"]) == {"seed-0", "seed-1"}, pending

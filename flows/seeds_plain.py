@@ -1,0 +1,163 @@
+"""Seeds of the toy study on a machine without DVC or Prefect (a lent GPU machine), stages in parallel.
+
+    python -m flows.seeds_plain --export-graph graph.json              # here, with DVC: the stage graph, in order
+    python3 -m flows.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
+    python -m flows.seeds --seeds 3 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
+
+`flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This
+runs the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed,
+with every seed key of params.yaml shifted by k as flows.seeds does, each stage once the stages that make
+its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one H100, against ~2 h 15 min
+each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes;
+a seed stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one
+SQLite file written by several processes at once locks) and to `logs/<stage>.log`; each stage process sees
+`--threads` cores (torch takes every core it sees, and a dozen processes each taking all 16 collapse: see the
+brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed toy
+models (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished
+seed's reports/findings.json with `flows.seeds --record` (it checks that the commit holds this study).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+
+# Every seed of the study; seed k adds k to each (flows.seeds, this module).
+SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
+             "build_processbench.seed")
+COMMITTED = {"bootstrap@toy", "train_judge@toy"}  # the toy models, in git: the same in every seed
+PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
+
+
+def shift_seeds(params: dict, k: int) -> dict[str, int]:
+    """{key: value} for seed k: every seed key this profile has, shifted by k."""
+    out = {}
+    for key in SEED_KEYS:
+        sec, name = key.split(".")
+        if sec in params and name in (params[sec] or {}):
+            out[key] = int(params[sec][name]) + k
+    return out
+
+
+def export_graph(project: Path, path: Path) -> None:
+    """dvc.yaml's stages (name, cmd, deps, outs), in an order that runs each after its inputs' stages."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    stages = reversed(list(nx.topological_sort(Repo(str(project)).index.graph)))
+    path.write_text(json.dumps([{"name": s.addressing, "cmd": s.cmd, "deps": [str(d.def_path) for d in s.deps],
+                                 "outs": [str(o.def_path) for o in s.outs]} for s in stages if s.cmd], indent=1))
+
+
+def makes(out: str, dep: str) -> bool:
+    """An out makes a dep: the same path, or one inside the other (`metrics` and `metrics/x.json`)."""
+    return out == dep or out.startswith(dep + "/") or dep.startswith(out + "/")
+
+
+def prepare(project: Path, root: Path, k: int, graph: list[dict]) -> Path:
+    """Seed k's copy of the project (once): its files without any stage's outputs but the committed models'
+    (as a fresh clone has them), and params.yaml with the seeds shifted."""
+    import yaml
+
+    d = root / f"seed-{k}"
+    if not (d / "params.yaml").exists():
+        for item in PROJECT:
+            src = project / item
+            if src.is_dir():
+                shutil.copytree(src, d / item, dirs_exist_ok=True)
+            elif src.exists():
+                d.mkdir(parents=True, exist_ok=True)
+                shutil.copy(src, d / item)
+        for out in {o for st in graph if st["name"] not in COMMITTED for o in st["outs"]}:
+            p = d / out
+            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+        params = yaml.safe_load((d / "params.yaml").read_text())
+        for key, v in shift_seeds(params, k).items():
+            sec, name = key.split(".")
+            params[sec][name] = v
+        for sub in (".done", "logs", "mlruns"):
+            (d / sub).mkdir(parents=True, exist_ok=True)
+        (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return d
+
+
+# prmlab.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead.
+SITECUSTOMIZE = """import os
+if os.environ.get("PRMLAB_CPUS"):
+    os.cpu_count = lambda: int(os.environ["PRMLAB_CPUS"])
+"""
+
+
+def run_stage(d: Path, st: dict, pythonpath: str) -> tuple[int, float]:
+    t0 = time.time()
+    env = {**os.environ, "PYTHONPATH": ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), pythonpath) if x),
+           "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1"}
+    cmd = st["cmd"].replace("python ", f"{sys.executable} ", 1)  # the machine's interpreter (python3 only there)
+    with open(d / "logs" / f"{st['name']}.log", "w") as log:
+        rc = subprocess.run(cmd, shell=True, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+    if rc == 0:
+        (d / ".done" / st["name"]).write_text(f"{time.time() - t0:.1f}\n")
+    return rc, time.time() - t0
+
+
+def run_seeds(project: Path, graph: list[dict], seeds: list[int], root: Path, jobs: int,
+              threads: int) -> list[tuple[int, str]]:
+    """Every stage of each seed, at most `jobs` at a time; returns the (seed, stage) pairs that failed."""
+    (root / "_site").mkdir(parents=True, exist_ok=True)
+    (root / "_site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    os.environ["PRMLAB_CPUS"] = str(threads)
+    todo = {}
+    for k in seeds:
+        d = prepare(project, root, k, graph)
+        todo |= {(k, st["name"]): (d, st) for st in graph if st["name"] not in COMMITTED and not (d / ".done" / st["name"]).exists()}
+    t0, running, failed = time.time(), {}, []
+    pythonpath = os.environ.get("PYTHONPATH", "")
+    with ThreadPoolExecutor(jobs) as ex:
+        while todo or running:
+            for key, (d, st) in list(todo.items()):
+                waiting = [s for (k, n), (_, s) in [*todo.items(), *running.values()] if k == key[0] and n != key[1]]
+                if len(running) < jobs and not any(makes(o, dep) for s in waiting for o in s["outs"] for dep in st["deps"]):
+                    running[ex.submit(run_stage, d, st, pythonpath)] = (key, todo.pop(key))
+                    print(f"{time.time() - t0:7.0f}s start seed-{key[0]} {key[1]}", flush=True)
+            if not running:
+                break
+            for f in wait(list(running), return_when=FIRST_COMPLETED)[0]:
+                key, _ = running.pop(f)
+                rc, sec = f.result()
+                print(f"{time.time() - t0:7.0f}s {'done' if rc == 0 else f'FAILED (exit {rc})'} seed-{key[0]} {key[1]} "
+                      f"({sec:.0f}s)", flush=True)
+                if rc:
+                    failed.append(key)
+                    todo = {kk: v for kk, v in todo.items() if kk[0] != key[0]}
+    return failed
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--project-dir", default=".")
+    ap.add_argument("--export-graph", help="write dvc.yaml's stage graph here (needs DVC) and stop")
+    ap.add_argument("--graph", help="the stage graph --export-graph wrote")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[])
+    ap.add_argument("--root", default="seeds-plain", help="one copy of the project per seed, under this folder")
+    ap.add_argument("--jobs", type=int, default=8, help="stages at once")
+    ap.add_argument("--threads", type=int, default=2, help="cores each stage process sees (torch's threads)")
+    a = ap.parse_args()
+    project = Path(a.project_dir).resolve()
+    if a.export_graph:
+        return export_graph(project, Path(a.export_graph))
+    if not a.graph or not a.seeds or 0 in a.seeds:
+        ap.error("--graph and --seeds K... (K >= 1: seed 0 is the committed study) are needed")
+    failed = run_seeds(project, json.loads(Path(a.graph).read_text()), a.seeds, Path(a.root).resolve(), a.jobs, a.threads)
+    print(f"failed: {failed or 'none'}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
