@@ -91,6 +91,8 @@ def save_seed(project_dir: str, k: int) -> Path:
     seed 0 is the committed study (HEAD's reports/findings.json), seed k > 0 its experiment's."""
     if k == 0:
         rev = base = git(project_dir, "rev-parse", "--short", "HEAD").strip()
+        if why := stale_lock(project_dir, rev):  # HEAD's findings would be filed under a study that did not make them
+            raise RuntimeError(f"seed 0 is HEAD's committed study, but {why}: run the study (dvc repro) and commit it first")
     else:
         sha = experiments(project_dir).get(f"seed-{k}")
         if sha is None:
@@ -100,6 +102,42 @@ def save_seed(project_dir: str, k: int) -> Path:
     if text.returncode != 0:
         raise RuntimeError(f"seed {k} ({rev}) has no reports/findings.json: {text.stderr.strip()}")
     return write_seed(project_dir, k, base, json.loads(text.stdout), "the committed study" if k == 0 else f"dvc exp run -n seed-{k}")
+
+
+def stale_lock(project_dir: str, rev: str) -> str | None:
+    """Why `rev`'s dvc.lock was not made from `rev`'s params and code, or None: each stage dvc.yaml generates
+    that dvc.lock records ran with the params params.yaml holds and on the files git tracks (md5), all at
+    `rev`. (dvc.lock keeps entries of stages dvc.yaml no longer has; they are not the study's.)"""
+    import hashlib
+
+    import yaml
+
+    def lookup(tree, dotted: str):
+        for part in dotted.split("."):
+            tree = tree.get(part) if isinstance(tree, dict) else None
+        return tree
+
+    lock = yaml.safe_load(git(project_dir, "show", f"{rev}:dvc.lock"))["stages"]
+    params = yaml.safe_load(git(project_dir, "show", f"{rev}:params.yaml"))
+    stages = []  # dvc.yaml's stages, each foreach expanded over its params list or dict (`${section.key}`)
+    for name, spec in yaml.safe_load(git(project_dir, "show", f"{rev}:dvc.yaml"))["stages"].items():
+        items = lookup(params, spec["foreach"].strip()[2:-1]) if "foreach" in spec else None
+        stages += [name] if "foreach" not in spec else [f"{name}@{item}" for item in items or []]
+    tracked, md5 = set(git(project_dir, "ls-tree", "-r", "--name-only", rev).splitlines()), {}
+    for stage in stages:
+        entry = lock.get(stage) or {}
+        for key, recorded in (entry.get("params") or {}).get("params.yaml", {}).items():
+            if (value := lookup(params, key)) != recorded:
+                return f"stage {stage} ran with params {key} = {recorded!r}, params.yaml says {value!r}"
+        for dep in entry.get("deps", []):
+            path = dep["path"]
+            if path in tracked and not dep.get("md5", ".dir").endswith(".dir"):
+                if path not in md5:
+                    blob = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=project_dir, capture_output=True, check=True)
+                    md5[path] = hashlib.md5(blob.stdout).hexdigest()
+                if md5[path] != dep["md5"]:
+                    return f"stage {stage} ran on another {path} than the one committed"
+    return None
 
 
 def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str) -> Path:
@@ -132,9 +170,10 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, st
 
 
 def provenance(recs: dict[str, dict]) -> list[str]:
-    """Markdown lines: each seed's commit and how it ran (DVC experiment, the committed study, or elsewhere)."""
-    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r.get('ran') or 'dvc exp run'}"
-                                        for name, r in sorted(recs.items())], ""]
+    """Markdown lines: each seed's commit and how it ran (the committed study, a DVC experiment, or elsewhere)."""
+    default = {0: "the committed study"}  # files written before `ran` was kept
+    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r.get('ran') or default.get(r['seed'], 'dvc exp run')}"
+                                        for name, r in sorted(recs.items())], ""] if recs else []
 
 
 def targets_table(recs: dict[str, dict]) -> list[str]:
@@ -268,16 +307,22 @@ def main() -> None:
     ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
     a = ap.parse_args()
     if a.record is not None:
-        if not (a.findings and a.commit) or a.record < 1:
-            ap.error("--record K (K >= 1) needs --findings and --commit")
-        commit = git(a.project_dir, "rev-parse", "--short", a.commit).strip()
+        if not (a.findings and a.commit) or not 1 <= a.record < a.seeds:
+            ap.error(f"--record K (1 <= K < --seeds {a.seeds}) needs --findings and --commit")
+        try:
+            commit = git(a.project_dir, "rev-parse", "--short", f"{a.commit}^{{commit}}").strip()
+        except subprocess.CalledProcessError:
+            ap.error(f"--commit {a.commit}: no such commit")
         if study_id(a.project_dir, commit) != study_id(a.project_dir):
             ap.error(f"--commit {commit} holds another study than HEAD (src, stages, dvc.yaml, params.yaml or models differ)")
         out = write_seed(a.project_dir, a.record, commit, json.loads(Path(a.findings).read_text()),
                          f"flows.seeds_plain on {a.ran_on}")
         print(f"recorded seed {a.record} from {a.findings} -> {out}")
-    agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,
-                      only=a.only)
+    try:
+        agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,
+                          only=a.only)
+    except RuntimeError as e:
+        ap.exit(2, f"error: {e}\n")
     for f in agg:
         print(f"{f['verdict']:>15}  {f['claim']}")
 

@@ -6,7 +6,7 @@
 
 `flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This
 runs the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed,
-with every seed key of params.yaml shifted by k as flows.seeds does, each stage once the stages that make
+with every seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds does, each stage once the stages that make
 its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one H100, against ~2 h 15 min
 each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes;
 a seed stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one
@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -47,13 +48,19 @@ def shift_seeds(params: dict, k: int) -> dict[str, int]:
 
 
 def export_graph(project: Path, path: Path) -> None:
-    """dvc.yaml's stages (name, cmd, deps, outs), in an order that runs each after its inputs' stages."""
+    """HEAD's commit and params.yaml (the committed one: a `dvc exp run` leaves its seed's values in the
+    workspace), and dvc.yaml's stages (name, cmd, deps, outs) in an order that runs each after its inputs'."""
     import networkx as nx
     from dvc.repo import Repo
 
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True).stdout
+
     stages = reversed(list(nx.topological_sort(Repo(str(project)).index.graph)))
-    path.write_text(json.dumps([{"name": s.addressing, "cmd": s.cmd, "deps": [str(d.def_path) for d in s.deps],
-                                 "outs": [str(o.def_path) for o in s.outs]} for s in stages if s.cmd], indent=1))
+    path.write_text(json.dumps({
+        "commit": git("rev-parse", "--short", "HEAD").strip(), "params": git("show", "HEAD:params.yaml"),
+        "stages": [{"name": s.addressing, "cmd": s.cmd, "deps": [str(d.def_path) for d in s.deps],
+                    "outs": [str(o.def_path) for o in s.outs]} for s in stages if s.cmd]}, indent=1))
 
 
 def makes(out: str, dep: str) -> bool:
@@ -61,43 +68,56 @@ def makes(out: str, dep: str) -> bool:
     return out == dep or out.startswith(dep + "/") or dep.startswith(out + "/")
 
 
-def prepare(project: Path, root: Path, k: int, graph: list[dict]) -> Path:
-    """Seed k's copy of the project (once): its files without any stage's outputs but the committed models'
-    (as a fresh clone has them), and params.yaml with the seeds shifted."""
+def remove(d: Path, paths) -> None:
+    for p in (d / x for x in paths):
+        shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+
+
+def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
+    """Seed k's copy of the project: its files without any stage's outputs but the committed models' (as a
+    fresh clone has them), and the graph's params.yaml with the seeds shifted; `.prepared` (written last)
+    names the commit, and a copy of another commit is refused rather than resumed."""
     import yaml
 
     d = root / f"seed-{k}"
-    if not (d / "params.yaml").exists():
-        for item in PROJECT:
-            src = project / item
-            if src.is_dir():
-                shutil.copytree(src, d / item, dirs_exist_ok=True)
-            elif src.exists():
-                d.mkdir(parents=True, exist_ok=True)
-                shutil.copy(src, d / item)
-        for out in {o for st in graph if st["name"] not in COMMITTED for o in st["outs"]}:
-            p = d / out
-            shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
-        params = yaml.safe_load((d / "params.yaml").read_text())
-        for key, v in shift_seeds(params, k).items():
-            sec, name = key.split(".")
-            params[sec][name] = v
-        for sub in (".done", "logs", "mlruns"):
-            (d / sub).mkdir(parents=True, exist_ok=True)
-        (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    if (d / ".prepared").exists():
+        if (made := (d / ".prepared").read_text().strip()) != graph["commit"]:
+            raise SystemExit(f"{d} was prepared from commit {made}, the graph is {graph['commit']}'s: remove it to start over")
+        return d
+    shutil.rmtree(d, ignore_errors=True)  # a copy killed half-made
+    for item in PROJECT:
+        if (project / item).is_dir():
+            shutil.copytree(project / item, d / item)
+        elif (project / item).exists():
+            d.mkdir(parents=True, exist_ok=True)
+            shutil.copy(project / item, d / item)
+    remove(d, {o for st in graph["stages"] if st["name"] not in COMMITTED for o in st["outs"]})
+    params = yaml.safe_load(graph["params"])
+    for key, v in shift_seeds(params, k).items():
+        sec, name = key.split(".")
+        params[sec][name] = v
+    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for sub in (".done", "logs", "mlruns"):
+        (d / sub).mkdir(parents=True, exist_ok=True)
+    (d / ".prepared").write_text(graph["commit"] + "\n")
     return d
 
 
-# prmlab.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead.
+# prmlab.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead
+# (from outside the library: a change to src/ would be a change of the study, flows.seeds.study_id).
 SITECUSTOMIZE = """import os
 if os.environ.get("PRMLAB_CPUS"):
     os.cpu_count = lambda: int(os.environ["PRMLAB_CPUS"])
 """
 
 
-def run_stage(d: Path, st: dict, pythonpath: str) -> tuple[int, float]:
+def run_stage(d: Path, st: dict, threads: int) -> tuple[int, float]:
+    """One stage's command in seed copy `d`, its outputs removed first (as DVC does: a killed run's half
+    outputs never count; a stage's own shard folders stay, so it resumes)."""
     t0 = time.time()
-    env = {**os.environ, "PYTHONPATH": ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), pythonpath) if x),
+    remove(d, st["outs"])
+    pythonpath = ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), os.environ.get("PYTHONPATH", "")) if x)
+    env = {**os.environ, "PYTHONPATH": pythonpath, "PRMLAB_CPUS": str(threads), "OMP_NUM_THREADS": str(threads),
            "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1"}
     cmd = st["cmd"].replace("python ", f"{sys.executable} ", 1)  # the machine's interpreter (python3 only there)
     with open(d / "logs" / f"{st['name']}.log", "w") as log:
@@ -107,26 +127,27 @@ def run_stage(d: Path, st: dict, pythonpath: str) -> tuple[int, float]:
     return rc, time.time() - t0
 
 
-def run_seeds(project: Path, graph: list[dict], seeds: list[int], root: Path, jobs: int,
+def run_seeds(project: Path, graph: dict, seeds: list[int], root: Path, jobs: int,
               threads: int) -> list[tuple[int, str]]:
-    """Every stage of each seed, at most `jobs` at a time; returns the (seed, stage) pairs that failed."""
+    """Every stage of each seed, at most `jobs` at a time; returns the (seed, stage) pairs that failed or
+    could not start."""
     (root / "_site").mkdir(parents=True, exist_ok=True)
     (root / "_site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    os.environ["PRMLAB_CPUS"] = str(threads)
     todo = {}
     for k in seeds:
         d = prepare(project, root, k, graph)
-        todo |= {(k, st["name"]): (d, st) for st in graph if st["name"] not in COMMITTED and not (d / ".done" / st["name"]).exists()}
+        todo |= {(k, st["name"]): (d, st) for st in graph["stages"]
+                 if st["name"] not in COMMITTED and not (d / ".done" / st["name"]).exists()}
     t0, running, failed = time.time(), {}, []
-    pythonpath = os.environ.get("PYTHONPATH", "")
     with ThreadPoolExecutor(jobs) as ex:
         while todo or running:
             for key, (d, st) in list(todo.items()):
                 waiting = [s for (k, n), (_, s) in [*todo.items(), *running.values()] if k == key[0] and n != key[1]]
                 if len(running) < jobs and not any(makes(o, dep) for s in waiting for o in s["outs"] for dep in st["deps"]):
-                    running[ex.submit(run_stage, d, st, pythonpath)] = (key, todo.pop(key))
+                    running[ex.submit(run_stage, d, st, threads)] = (key, todo.pop(key))
                     print(f"{time.time() - t0:7.0f}s start seed-{key[0]} {key[1]}", flush=True)
-            if not running:
+            if not running:  # nothing can start: a dependency cycle or a stage that makes its own input
+                failed += sorted(todo)
                 break
             for f in wait(list(running), return_when=FIRST_COMPLETED)[0]:
                 key, _ = running.pop(f)
@@ -145,14 +166,15 @@ def main() -> None:
     ap.add_argument("--export-graph", help="write dvc.yaml's stage graph here (needs DVC) and stop")
     ap.add_argument("--graph", help="the stage graph --export-graph wrote")
     ap.add_argument("--seeds", type=int, nargs="+", default=[])
-    ap.add_argument("--root", default="seeds-plain", help="one copy of the project per seed, under this folder")
+    ap.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "prmlab-seeds"),
+                    help="one copy of the project per seed, under this folder (outside the project: DVC would index it)")
     ap.add_argument("--jobs", type=int, default=8, help="stages at once")
     ap.add_argument("--threads", type=int, default=2, help="cores each stage process sees (torch's threads)")
     a = ap.parse_args()
     project = Path(a.project_dir).resolve()
     if a.export_graph:
         return export_graph(project, Path(a.export_graph))
-    if not a.graph or not a.seeds or 0 in a.seeds:
+    if not a.graph or not a.seeds or min(a.seeds) < 1:
         ap.error("--graph and --seeds K... (K >= 1: seed 0 is the committed study) are needed")
     failed = run_seeds(project, json.loads(Path(a.graph).read_text()), a.seeds, Path(a.root).resolve(), a.jobs, a.threads)
     print(f"failed: {failed or 'none'}")

@@ -496,14 +496,16 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
         ["git", "show", f"{experiments(str(study))['seed-1']}:reports/findings.json"], study).stdout)["findings"]
     assert seed1["ran"] == "dvc exp run -n seed-1" and "targets_26" in seed1
     # The same seed without DVC (flows/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
-    # a copy of the project, two at a time, with as many threads as DVC's run had, give the experiment's findings
-    # exactly; --record files them as seed 1.
+    # a copy of the project (the committed params shifted, not the workspace's: seed-1's experiment left its own
+    # there), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
+    # --record files them as seed 1.
     seeds = [sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)]
     plain = [sys.executable, "-m", "flows.seeds_plain", "--project-dir", str(study)]
     run([*plain, "--export-graph", str(tmp_path / "graph.json")], study)
     p = run([*plain, "--graph", str(tmp_path / "graph.json"), "--seeds", "1", "--root", str(tmp_path / "plain"),
              "--jobs", "2", "--threads", str(os.cpu_count())], study, timeout=1200)
-    assert "failed: none" in p.stdout and "start seed-1 train_prm@oracle" in p.stdout and "bootstrap" not in p.stdout, p.stdout
+    assert "failed: none" in p.stdout and "start seed-1 train_prm@oracle" in p.stdout, p.stdout
+    assert "start seed-1 bootstrap@toy" not in p.stdout and "start seed-1 train_judge@toy" not in p.stdout, p.stdout
     found = tmp_path / "plain" / "seed-1" / "reports" / "findings.json"
     assert json.loads(found.read_text())["findings"] == seed1["findings"]
     run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
@@ -512,6 +514,7 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
     # A commit that changes dvc.lock alone (the same code and params regenerated) keeps the study and its seeds;
     # one that changes params (or code, or the toy models) is another study: the old seeds no longer count.
+    run(["git", "checkout", "HEAD", "--", "."], study)  # the workspace back from the last experiment
     with open(study / "dvc.lock", "a") as f:
         f.write("# the same study, drawn again\n")
     run(["git", "commit", "-qam", "regenerated"], study)
