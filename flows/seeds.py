@@ -34,7 +34,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 
 from flows.pipeline import _dvc
-from flows.seeds_plain import shift_seeds
+from flows.seeds_plain import git, shift_seeds
 
 
 def seed_overrides(params: dict, k: int) -> list[str]:
@@ -65,10 +65,6 @@ def experiments(project_dir: str) -> dict[str, str]:
 
 
 SEED_DIR = Path("reports") / "seeds"
-
-
-def git(project_dir: str, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
 
 
 # What decides a study's results, given its seeds: the code, the graph, every knob and the committed toy models.
@@ -171,9 +167,13 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, st
 
 def provenance(recs: dict[str, dict]) -> list[str]:
     """Markdown lines: each seed's commit and how it ran (the committed study, a DVC experiment, or elsewhere)."""
-    default = {0: "the committed study"}  # files written before `ran` was kept
-    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r.get('ran') or default.get(r['seed'], 'dvc exp run')}"
-                                        for name, r in sorted(recs.items())], ""] if recs else []
+    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r['ran']}" for name, r in sorted(recs.items())],
+            ""] if recs else []
+
+
+def runs(recs: dict[str, dict]) -> dict[str, dict[str, str]]:
+    """reports/seeds.json's record of the seeds: the commit each ran from, and how."""
+    return {"runs": {n: r["commit"] for n, r in recs.items()}, "ran": {n: r["ran"] for n, r in recs.items()}}
 
 
 def targets_table(recs: dict[str, dict]) -> list[str]:
@@ -181,11 +181,10 @@ def targets_table(recs: dict[str, dict]) -> list[str]:
     Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
     from prmlab.report import f3, signed_ci
 
-    targets = {name: r.get("targets_26") or {} for name, r in recs.items()}
     rows = [f"| {seed} | {name} | {f3(t['step_auc'])} | "
             f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
             f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
-            for seed, by_prm in sorted(targets.items()) for name, t in by_prm.items()]
+            for seed, r in sorted(recs.items()) for name, t in r["targets_26"].items()]
     if not rows:
         return []
     return ["The PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85; Best-of-N (product or "
@@ -200,13 +199,11 @@ def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: 
     from prmlab.io import atomic_write_text, write_json
 
     root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
-    base = {name: r["commit"] for name, r in recs.items()}
-    write_json(root / "reports" / "seeds.json", {"commit": head, "runs": base, "ran": {n: r.get("ran") for n, r in recs.items()},
-                                                 "pending": missing, "findings": []})
+    write_json(root / "reports" / "seeds.json", {"commit": head, **runs(recs), "pending": missing, "findings": []})
     atomic_write_text(root / "reports" / "seeds.md", "\n".join([
         "# The study over several seeds", "",
-        f"**Pending**: {len(base)} of the {seeds} seeds of the committed study (commit {head}) have run"
-        + (f" ({', '.join(sorted(base))})" if base else "") + "; no aggregate until all have. Missing:", "",
+        f"**Pending**: {len(recs)} of the {seeds} seeds of the committed study (commit {head}) have run"
+        + (f" ({', '.join(sorted(recs))})" if recs else "") + "; no aggregate until all have. Missing:", "",
         *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
           for name, why in sorted(missing.items())], "", *provenance(recs),
         *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs)]) + "\n")
@@ -235,12 +232,12 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
-    per_seed, base = {n: r["findings"] for n, r in recs.items()}, {n: r["commit"] for n, r in recs.items()}
+    per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
     agg = aggregate_seeds(per_seed)
     root = Path(project_dir)
+    base = seen["runs"]
     commits = sorted(set(base.values()))
-    write_json(root / "reports" / "seeds.json", {"commit": commits[0] if len(commits) == 1 else commits, "runs": base,
-                                                 "ran": {n: r.get("ran") for n, r in recs.items()},
+    write_json(root / "reports" / "seeds.json", {"commit": commits[0] if len(commits) == 1 else commits, **seen,
                                                  "wall_seconds": seconds, "findings": agg})
     md = ["# The study over several seeds", "",
           (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else

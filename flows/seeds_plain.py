@@ -6,9 +6,9 @@
 
 `flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This
 runs the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed,
-with every seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds does, each stage once the stages that make
-its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one H100, against ~2 h 15 min
-each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes;
+with every seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds
+does, each stage once the stages that make its inputs are done, several at a time (seeds 1 and 2 together
+took 15 min on one H100, against ~1 h 45 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes;
 a seed stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one
 SQLite file written by several processes at once locks) and to `logs/<stage>.log`; each stage process sees
 `--threads` cores (torch takes every core it sees, and a dozen processes each taking all 16 collapse: see the
@@ -37,6 +37,10 @@ COMMITTED = {"bootstrap@toy", "train_judge@toy"}  # the toy models, in git: the 
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
 
 
+def git(project_dir: str | Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
+
+
 def shift_seeds(params: dict, k: int) -> dict[str, int]:
     """{key: value} for seed k: every seed key this profile has, shifted by k."""
     out = {}
@@ -53,12 +57,9 @@ def export_graph(project: Path, path: Path) -> None:
     import networkx as nx
     from dvc.repo import Repo
 
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=project, capture_output=True, text=True, check=True).stdout
-
     stages = reversed(list(nx.topological_sort(Repo(str(project)).index.graph)))
     path.write_text(json.dumps({
-        "commit": git("rev-parse", "--short", "HEAD").strip(), "params": git("show", "HEAD:params.yaml"),
+        "commit": git(project, "rev-parse", "--short", "HEAD").strip(), "params": git(project, "show", "HEAD:params.yaml"),
         "stages": [{"name": s.addressing, "cmd": s.cmd, "deps": [str(d.def_path) for d in s.deps],
                     "outs": [str(o.def_path) for o in s.outs]} for s in stages if s.cmd]}, indent=1))
 
