@@ -228,12 +228,63 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
     return md + [""]
 
 
+def seeds_for(sd: float, target: float, most: int = 100) -> int | None:
+    """The fewest seeds whose across-seed 95% half-width (`prmlab.findings.t_interval`: Student t for k - 1
+    degrees of freedom times sd / sqrt(k)) is at most `target`, at a per-seed spread `sd`; None beyond `most`."""
+    from prmlab.findings import T95
+
+    return next((k for k in range(2, most + 1) if T95.get(k - 1, 1.96) * sd / k ** 0.5 <= target), None)
+
+
+def why_inconclusive(f: dict) -> str:
+    """Why an aggregate finding (aggregate_seeds' record) is inconclusive, from its deciding estimates: an
+    interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
+    one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
+    no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0."""
+    from prmlab.findings import EQUAL_MARGIN, T95, decide
+    from prmlab.stats import INCONCLUSIVE
+
+    if f["verdict"] != INCONCLUSIVE:
+        return ""
+    if any(e["seeds"] < f["seeds"] or f["seeds"] < 2 for e in f["estimates"].values()):
+        return "some seed lacks an estimate, or there are fewer than 2 seeds"
+    names = ["inflation_excess_mc_hard"] if f["id"] == "inflation" and "inflation_excess_mc_hard" in f["estimates"] \
+        else [n for n, e in f["estimates"].items() if decide(f["id"], {n: (e["lo"], e["hi"])}) == INCONCLUSIVE]
+    out = []
+    for n in names:
+        e = f["estimates"][n]
+        m, h, lo, hi = e["mean"], e["half_width"], e["lo"], e["hi"]
+        sd = h * e["seeds"] ** 0.5 / T95.get(e["seeds"] - 1, 1.96)  # the per-seed spread behind the half-width
+
+        def more(target: float, sd: float = sd) -> str:
+            k = seeds_for(sd, target)
+            return (f"about {k} seeds at this spread would bring it to +-{target:.1f}" if k else
+                    f"more than 100 seeds would be needed for +-{target:.1f}")
+
+        if f["id"] == "hard_soft":  # an equality: |mean| + half-width within the margin
+            gap = EQUAL_MARGIN - abs(m)
+            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{EQUAL_MARGIN:g}; "
+                       + (more(gap) if gap > 0 else "no number of seeds shows equality at this mean"))
+        elif (eff := e.get("paper_effect")) and h > eff:
+            out.append(f"{n}: +-{h:.1f} across seeds is wider than the paper's effect {eff:g}; {more(eff)}")
+        elif eff:
+            out.append(f"{n} [{lo:.1f}, {hi:.1f}] is narrow enough for the paper's effect ({eff:g}) and straddles 0: "
+                       + (f"an effect of the paper's size is excluded (at most {hi:.1f})" if hi < eff else
+                          "the toy's effect, if any, is smaller than the interval resolves"))
+        else:
+            k = seeds_for(sd, abs(m)) if m else None
+            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] straddles 0 and the paper gives it no size; "
+                       + (f"about {k} seeds at this spread would separate a mean of {m:+.1f} from 0" if k else
+                          f"more than 100 seeds at this spread would be needed to separate a mean of {m:+.1f} from 0"))
+    return "; ".join(out)
+
+
 def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None) -> list[dict]:
     from prmlab.findings import aggregate_seeds
     from prmlab.io import atomic_write_text, write_json
 
     per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
-    agg = aggregate_seeds(per_seed)
+    agg = [{**f, "why_inconclusive": why_inconclusive(f)} for f in aggregate_seeds(per_seed)]
     root = Path(project_dir)
     base = seen["runs"]
     commits = sorted(set(base.values()))
@@ -261,7 +312,10 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
                       f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
                       f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
                       f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
-    md += ["", *targets_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+    why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
+    md += ["", *(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
+                  "assume the present per-seed spread):", "", *why, ""] if why else []),
+           *targets_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
     return agg
 

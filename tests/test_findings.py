@@ -294,3 +294,26 @@ def test_pending_seeds_table_shows_each_seed_on_its_own():
     # a finding (or estimate) only a later seed has is shown too, never dropped
     f1b = f1 + [{"id": "b", "claim": "B", "verdict": "not reproduced", "estimates": {"z": [1.0, 0.5, 1.5]}}]
     assert per_seed_table({"seed-0": f0, "seed-1": f1b})[6] == "| B | z | - | 1.0 [0.5, 1.5] (not reproduced) |"
+
+
+def test_seeds_md_says_why_a_verdict_is_inconclusive():
+    """reports/seeds.md's reasons, on hand-checked numbers: at a per-seed spread of 1, Student t gives
+    half-widths 8.98, 2.48, 1.59, 1.24, 1.05, 0.925 for 2..7 seeds, so +-1 needs 7; an interval wider than the
+    paper's effect says how many seeds would narrow it; a narrow one that straddles 0 excludes the paper's size."""
+    from flows.seeds import seeds_for, why_inconclusive
+
+    assert seeds_for(1.0, 1.0) == 7 and seeds_for(1.0, 1.6) == 4 and seeds_for(1.0, 0.01) is None
+
+    def rec(lo, hi, effect, verdict="inconclusive", fid="x"):
+        e = {"mean": (lo + hi) / 2, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": 3, "paper_effect": effect}
+        return {"id": fid, "seeds": 3, "verdict": verdict, "estimates": {"d": e}}
+
+    # +-9 over 3 seeds: sd 9 * sqrt(3) / 4.303 = 3.62; 4 seeds give 3.182 * 3.62 / 2 = 5.76 <= 6
+    assert why_inconclusive(rec(-8.0, 10.0, 6)) == ("d: +-9.0 across seeds is wider than the paper's effect 6; "
+                                                    "about 4 seeds at this spread would bring it to +-6.0")
+    assert why_inconclusive(rec(-2.0, 4.0, 30)).endswith("an effect of the paper's size is excluded (at most 4.0)")
+    assert "separate a mean of +1.0 from 0" in why_inconclusive(rec(-1.0, 3.0, None))
+    assert why_inconclusive(rec(1.0, 3.0, 6, verdict="reproduced")) == ""
+    # an equality (hard = soft): |mean| + half-width must fit the 3-point margin
+    assert "is not within +-3; about" in why_inconclusive(rec(-4.0, 5.0, 3, fid="hard_soft"))
+    assert why_inconclusive(rec(-1.0, 9.0, 3, fid="hard_soft")).endswith("no number of seeds shows equality at this mean")
