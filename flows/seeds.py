@@ -236,8 +236,8 @@ def seeds_for(sd: float, target: float, most: int = 100) -> int | None:
     return next((k for k in range(2, most + 1) if T95.get(k - 1, 1.96) * sd / k ** 0.5 <= target), None)
 
 
-def why_inconclusive(f: dict) -> str:
-    """Why an aggregate finding (aggregate_seeds' record) is inconclusive, from its deciding estimates: an
+def why_inconclusive(f: dict, runs: int) -> str:
+    """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, from its deciding estimates: an
     interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
     one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
     no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0."""
@@ -246,8 +246,8 @@ def why_inconclusive(f: dict) -> str:
 
     if f["verdict"] != INCONCLUSIVE:
         return ""
-    if any(e["seeds"] < f["seeds"] or f["seeds"] < 2 for e in f["estimates"].values()):
-        return "some seed lacks an estimate, or there are fewer than 2 seeds"
+    if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
+        return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
     names = ["inflation_excess_mc_hard"] if f["id"] == "inflation" and "inflation_excess_mc_hard" in f["estimates"] \
         else [n for n, e in f["estimates"].items() if decide(f["id"], {n: (e["lo"], e["hi"])}) == INCONCLUSIVE]
     out = []
@@ -284,7 +284,7 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
     from prmlab.io import atomic_write_text, write_json
 
     per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
-    agg = [{**f, "why_inconclusive": why_inconclusive(f)} for f in aggregate_seeds(per_seed)]
+    agg = [{**f, "why_inconclusive": why_inconclusive(f, len(per_seed))} for f in aggregate_seeds(per_seed)]
     root = Path(project_dir)
     base = seen["runs"]
     commits = sorted(set(base.values()))

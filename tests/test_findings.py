@@ -309,11 +309,12 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
         return {"id": fid, "seeds": 3, "verdict": verdict, "estimates": {"d": e}}
 
     # +-9 over 3 seeds: sd 9 * sqrt(3) / 4.303 = 3.62; 4 seeds give 3.182 * 3.62 / 2 = 5.76 <= 6
-    assert why_inconclusive(rec(-8.0, 10.0, 6)) == ("d: +-9.0 across seeds is wider than the paper's effect 6; "
+    assert why_inconclusive(runs=3, f=rec(-8.0, 10.0, 6)) == ("d: +-9.0 across seeds is wider than the paper's effect 6; "
                                                     "about 4 seeds at this spread would bring it to +-6.0")
-    assert why_inconclusive(rec(-2.0, 4.0, 30)).endswith("an effect of the paper's size is excluded (at most 4.0)")
-    assert "separate a mean of +1.0 from 0" in why_inconclusive(rec(-1.0, 3.0, None))
-    assert why_inconclusive(rec(1.0, 3.0, 6, verdict="reproduced")) == ""
+    assert why_inconclusive(runs=3, f=rec(-2.0, 4.0, 30)).endswith("an effect of the paper's size is excluded (at most 4.0)")
+    assert "separate a mean of +1.0 from 0" in why_inconclusive(runs=3, f=rec(-1.0, 3.0, None))
+    assert why_inconclusive(runs=3, f=rec(1.0, 3.0, 6, verdict="reproduced")) == ""
+    assert why_inconclusive(runs=4, f=rec(-8.0, 10.0, 6)).startswith("1 of 4 seeds lack it")  # a seed without it
     # an equality (hard = soft): |mean| + half-width must fit the 3-point margin
-    assert "is not within +-3; about" in why_inconclusive(rec(-4.0, 5.0, 3, fid="hard_soft"))
-    assert why_inconclusive(rec(-1.0, 9.0, 3, fid="hard_soft")).endswith("no number of seeds shows equality at this mean")
+    assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, fid="hard_soft"))
+    assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, fid="hard_soft")).endswith("no number of seeds shows equality at this mean")
