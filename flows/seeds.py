@@ -255,28 +255,29 @@ def why_inconclusive(f: dict, runs: int) -> str:
         e = f["estimates"][n]
         m, h, lo, hi = e["mean"], e["half_width"], e["lo"], e["hi"]
         sd = h * e["seeds"] ** 0.5 / T95.get(e["seeds"] - 1, 1.96)  # the per-seed spread behind the half-width
-
-        def more(target: float, sd: float = sd) -> str:
-            k = seeds_for(sd, target)
-            return (f"about {k} seeds at this spread would bring it to +-{target:.1f}" if k else
-                    f"more than 100 seeds would be needed for +-{target:.1f}")
-
         if f["id"] == "hard_soft":  # an equality: |mean| + half-width within the margin
             gap = EQUAL_MARGIN - abs(m)
             out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{EQUAL_MARGIN:g}; "
-                       + (more(gap) if gap > 0 else "no number of seeds shows equality at this mean"))
+                       + (seeds_needed(sd, gap, f"bring it to +-{gap:.1f}") if gap > 0 else
+                          "no number of seeds shows equality at this mean"))
         elif (eff := e.get("paper_effect")) and h > eff:
-            out.append(f"{n}: +-{h:.1f} across seeds is wider than the paper's effect {eff:g}; {more(eff)}")
+            out.append(f"{n}: +-{h:.1f} across seeds is wider than the paper's effect {eff:g}; "
+                       + seeds_needed(sd, eff, f"bring it to +-{eff:.1f}"))
         elif eff:
             out.append(f"{n} [{lo:.1f}, {hi:.1f}] is narrow enough for the paper's effect ({eff:g}) and straddles 0: "
                        + (f"an effect of the paper's size is excluded (at most {hi:.1f})" if hi < eff else
                           "the toy's effect, if any, is smaller than the interval resolves"))
         else:
-            k = seeds_for(sd, abs(m)) if m else None
             out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] straddles 0 and the paper gives it no size; "
-                       + (f"about {k} seeds at this spread would separate a mean of {m:+.1f} from 0" if k else
-                          f"more than 100 seeds at this spread would be needed to separate a mean of {m:+.1f} from 0"))
+                       + seeds_needed(sd, abs(m), f"separate a mean of {m:+.1f} from 0"))
     return "; ".join(out)
+
+
+def seeds_needed(sd: float, target: float, goal: str) -> str:
+    """'about k seeds at this spread would <goal>', k the fewest whose half-width is at most `target` (> 0)."""
+    k = seeds_for(sd, target) if target > 0 else None
+    return (f"about {k} seeds at this spread would {goal}" if k else
+            f"more than 100 seeds at this spread would be needed to {goal}")
 
 
 def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None) -> list[dict]:

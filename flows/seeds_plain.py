@@ -4,17 +4,17 @@
     python3 -m flows.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
     python -m flows.seeds --seeds 3 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
 
-`flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This
-runs the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed,
-with every seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds
-does, each stage once the stages that make its inputs are done, several at a time (seeds 1 and 2 together
-took 15 min on one H100, against ~1 h 45 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes;
-a seed stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one
-SQLite file written by several processes at once locks) and to `logs/<stage>.log`; each stage process sees
-`--threads` cores (torch takes every core it sees, and a dozen processes each taking all 16 collapse: see the
-brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed toy
-models (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished
-seed's reports/findings.json with `flows.seeds --record` (it checks that the commit holds this study).
+`flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This runs
+the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed, with every
+seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds does, each stage
+once the stages that make its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one
+H100, against ~1 h 45 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a
+killed run resumes; a seed stops at its first failed stage. Each stage logs to its own MLflow store
+(`mlruns/<stage>.db`: one SQLite file written by several processes at once locks) and to `logs/<stage>.log`;
+each stage process sees `--threads` cores (torch takes every core it sees, and a dozen processes each taking all
+16 collapse: see the brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed
+toy models (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished seed's
+reports/findings.json with `flows.seeds --record` (it checks that the commit holds this study).
 """
 
 from __future__ import annotations
