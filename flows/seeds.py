@@ -241,15 +241,15 @@ def why_inconclusive(f: dict, runs: int) -> str:
     interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
     one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
     no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0."""
-    from prmlab.findings import EQUAL_MARGIN, T95, decide
+    from prmlab.findings import EQUAL_MARGIN, T95, decide, deciding
     from prmlab.stats import INCONCLUSIVE
 
     if f["verdict"] != INCONCLUSIVE:
         return ""
     if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
         return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
-    names = ["inflation_excess_mc_hard"] if f["id"] == "inflation" and "inflation_excess_mc_hard" in f["estimates"] \
-        else [n for n, e in f["estimates"].items() if decide(f["id"], {n: (e["lo"], e["hi"])}) == INCONCLUSIVE]
+    names = [n for n in deciding(f["id"], f["estimates"])
+             if decide(f["id"], {n: (f["estimates"][n]["lo"], f["estimates"][n]["hi"])}) == INCONCLUSIVE]
     out = []
     for n in names:
         e = f["estimates"][n]

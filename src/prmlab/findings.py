@@ -20,6 +20,7 @@ from prmlab.metrics import argmin_position, best_of_n, mean, processbench_scores
 from prmlab.paper import CLAIMS, CONSENSUS_KEPT, EFFECT
 from prmlab.stats import (
     INCONCLUSIVE,
+    N_BOOT,
     all_of,
     bootstrap_ci,
     bootstrap_values,
@@ -48,10 +49,15 @@ def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
         v = verdict(lo, hi)
         return equivalence_verdict(lo, hi, EQUAL_MARGIN) if fid == "consensus" and v == INCONCLUSIVE else v
 
+    return all_of([one(name, *intervals[name]) for name in deciding(fid, intervals)])
+
+
+def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
+    """The estimates of finding `fid` that decide its verdict: inflation's is mc_hard's excess alone (where
+    present), every other finding's are all of them. flows/seeds.py reads it to say why a verdict is open."""
     if fid == "inflation":
-        ref = "inflation_excess_mc_hard" if "inflation_excess_mc_hard" in intervals else next(iter(intervals))
-        intervals = {ref: intervals[ref]}
-    return all_of([one(name, *iv) for name, iv in intervals.items()])
+        return ["inflation_excess_mc_hard" if "inflation_excess_mc_hard" in estimates else next(iter(estimates))]
+    return list(estimates)
 
 
 def _pb_units(rows: list[dict], subsets: Sequence[str]) -> dict[tuple, dict]:
@@ -93,7 +99,7 @@ def _fmt_ci(x: float, lo: float, hi: float) -> str:
 
 class Findings:
     def __init__(self, pb_rows: list[dict], pb_subsets: list[str], tune_subset: str | None,
-                 bon_rows: list[dict], consensus: dict, n_boot: int = 1000, seed: int = 0):
+                 bon_rows: list[dict], consensus: dict, n_boot: int = N_BOOT, seed: int = 0):
         held = [s for s in pb_subsets if s != tune_subset]
         self.pb_held_out = bool(held)
         self.pb_subsets = held or list(pb_subsets)

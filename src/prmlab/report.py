@@ -150,7 +150,7 @@ def summary(recs: list[dict]) -> list[str]:
             "(95% bootstrap intervals over this seed's evaluation problems only; the paper's quotes, the tests and the "
             "interval widths are under \"Findings in detail\" below). A new seed also redraws the world and retrains "
             "every PRM, which moves the F1 differences by a few points more, so the study's verdicts are the ones "
-            "across seeds in reports/seeds.md (`make study-seeds SEEDS=3`; it names the commits whose studies it "
+            "across seeds in reports/seeds.md (`make study-seeds`; it names the commits whose studies it "
             "covers).", "",
             table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), MARKS.get(f["verdict"], f["verdict"])] for f in recs]),
             ""]
@@ -352,13 +352,13 @@ def exact_label_targets(m: dict) -> dict[str, dict]:
     return out
 
 
-def oracle_targets(m: dict) -> list[str]:
+def oracle_targets(m: dict, targets: dict[str, dict]) -> list[str]:
     """Issue #26's targets for the PRMs trained on exact labels (`exact_label_targets`): the study's `oracle`, at
     the label sources' shared budget, and `oracle_ceiling` (stage ceiling@toy), the recipe at the budget the
     benchmarks found to meet them; and a weak-PRM flag when the study's oracle misses them: the comparisons
     between label sources then say more about the training budget than about the labels."""
     bonm, ceil = m["eval_bon"], m["ceiling"]
-    n, targets = bonm.get("n"), exact_label_targets(m)
+    n = bonm.get("n")
     hit = {name: t["met"] for name, t in targets.items()}
     rows = [[name, f3(t["step_auc"]), signed_ci(t["over_maj"]["product"]), signed_ci(t["over_maj"]["min"]),
              "-" if t["met"] is None else "met" if t["met"] else "**missed**"] for name, t in targets.items()]
@@ -384,7 +384,7 @@ def oracle_targets(m: dict) -> list[str]:
     return md
 
 
-def bon_results(m: dict, page: Page) -> list[str]:
+def bon_results(m: dict, page: Page, targets: dict[str, dict]) -> list[str]:
     bonm = m["eval_bon"]
     if not bonm:
         return []
@@ -404,7 +404,7 @@ def bon_results(m: dict, page: Page) -> list[str]:
           "0.5). ProcessBench's step AUC pools items and also rewards telling hard problems from easy ones.", ""]
     if paper_bon:
         md += ["Paper, Best-of-8 average accuracy with a PRM from the same label source: " + ", ".join(paper_bon) + ".", ""]
-    md += oracle_targets(m)
+    md += oracle_targets(m, targets)
     if len(res["baselines"]) > 2:  # more than one benchmark besides the average
         md += ["## Best-of-N per benchmark (like Table 6)", "", table6(res, n), "",
                "Differences from Qwen's evaluation protocol:", "", *[f"- {x}" for x in PROTOCOL_NOTES], ""]
@@ -499,14 +499,17 @@ def provenance(page: Page) -> list[str]:
             "in the same MLflow experiment (`make ui`):", "", table(["stage", "MLflow run id"], rows), ""]
 
 
-def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = ()) -> str:
-    """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines)."""
+def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
+          targets: dict[str, dict] | None = None) -> str:
+    """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines;
+    `targets`: `exact_label_targets(m)`, computed here where the caller has not)."""
+    targets = exact_label_targets(m) if targets is None else targets
     page.figdir.mkdir(parents=True, exist_ok=True)
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
           *summary(recs), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
-          *label_quality(m, page), *processbench(m, page), *bon_results(m, page), *min_position(m, page),
+          *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
           *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page), *provenance(page)]
     return "\n".join(md)
 
@@ -661,12 +664,13 @@ def report(a, cfg: dict, data: dict, run) -> Done:
     m = data["metrics"]
     recs = findings_records(m, Path(a.pb_scores), Path(a.bon_scores))
     page = Page(Path(a.figures), run)
-    text = build(m, page, recs, example=data["example"])
+    targets = exact_label_targets(m)
+    text = build(m, page, recs, example=data["example"], targets=targets)
     html = Path(a.out).with_suffix(".html")
     atomic_write_text(a.out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
-    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": exact_label_targets(m)}}
+    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": targets}}
     if a.headline:
         outputs[a.headline] = h = headline(m)
         if a.summary:

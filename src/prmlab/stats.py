@@ -22,7 +22,7 @@ REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inco
 N_BOOT = 1000  # bootstrap resamples behind every interval of the study (findings, eval_bon's over_maj)
 
 
-def bootstrap_values(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,
+def bootstrap_values(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = N_BOOT, seed: int = 0,
                      strata: Callable[[U], object] | None = None) -> list[float]:
     """`stat` on each of `n_boot` resamples of `units` (within each stratum if given), in draw order."""
     rng = random.Random(seed)
@@ -46,7 +46,7 @@ def percentile_interval(vals: Sequence[float], level: float = 0.95) -> tuple[flo
     return v[min(int(a * n), n - 1)], v[min(int((1 - a) * n), n - 1)]
 
 
-def bootstrap_ci(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = 1000, seed: int = 0,
+def bootstrap_ci(units: Sequence[U], stat: Callable[[list[U]], float], n_boot: int = N_BOOT, seed: int = 0,
                  level: float = 0.95, strata: Callable[[U], object] | None = None) -> tuple[float, float]:
     """Percentile interval of `stat` over `n_boot` resamples of `units` (within each stratum if given)."""
     if not units:
