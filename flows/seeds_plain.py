@@ -2,13 +2,13 @@
 
     python -m flows.seeds_plain --export-graph graph.json              # here, with DVC: the stage graph, in order
     python3 -m flows.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
-    python -m flows.seeds --seeds 3 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
+    python -m flows.seeds --seeds 6 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
 
 `flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This runs
 the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed, with every
 seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds does, each stage
 once the stages that make its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one
-H100, against ~1 h 45 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a
+H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1, against ~1 h 30 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a
 killed run resumes; a seed stops at its first failed stage. Each stage logs to its own MLflow store
 (`mlruns/<stage>.db`: one SQLite file written by several processes at once locks) and to `logs/<stage>.log`;
 each stage process sees `--threads` cores (torch takes every core it sees, and a dozen processes each taking all

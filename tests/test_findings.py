@@ -318,3 +318,29 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     # an equality (hard = soft): |mean| + half-width must fit the 3-point margin
     assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, fid="hard_soft"))
     assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, fid="hard_soft")).endswith("no number of seeds shows equality at this mean")
+    # Fig. 2's kept share is an equivalence to a window (25-55%), never "straddles 0": 55.5 [54.0, 57.0] sits 0.5
+    # past the window's upper end; sd 1.5 * sqrt(3) / 4.303 = 0.604, and 9 seeds give 2.306 * 0.604 / 3 = 0.46
+    # <= 0.5 (8 give 2.365 * 0.604 / 2.828 = 0.505)
+    kept = rec(54.0, 57.0, None, fid="consensus")
+    kept["estimates"] = {"kept_share": kept["estimates"]["d"]}
+    assert why_inconclusive(runs=3, f=kept) == (
+        "kept_share 55.5 [54.0, 57.0] straddles 55, an end of the 25-55% window that counts as Fig. 2's about 40%, "
+        "its mean 0.5 points outside it; about 9 seeds at this spread would place the interval wholly outside (not reproduced)")
+
+
+def test_seeds_md_shows_each_prms_figures_across_seeds():
+    """reports/seeds.md's per-PRM table, on hand-checked numbers: each seed's headline figure, '-' for a seed that
+    kept no headline (and for a model a seed lacks), and the mean and sample sd over the seeds that have it."""
+    from flows.seeds import prm_table
+
+    h0 = {"processbench_f1": {"a": 40.0, "b": 50.0}, "processbench_step_auc": {"a": 0.6, "b": None},
+          "best_of_n": {"n": 8, "maj": 70.0, "a": 61.0}}
+    h2 = {"processbench_f1": {"a": 44.0}, "processbench_step_auc": {"a": 0.7}, "best_of_n": {"n": 8, "maj": 72.0, "a": 65.0}}
+    rows = prm_table({"seed-2": {"headline": h2}, "seed-0": {"headline": h0}, "seed-1": {"headline": None}})
+    assert rows[0].endswith("(2 of 3):") and rows[2] == "| figure | model | seed-0 | seed-1 | seed-2 | mean | sd |"
+    # sd of 40, 44: sqrt(((40 - 42)^2 + (44 - 42)^2) / 1) = 2.83
+    assert rows[4] == "| ProcessBench F1 (held-out subsets) | a | 40.0 | - | 44.0 | 42.0 | 2.8 |"
+    assert rows[5] == "|  | b | 50.0 | - | - | 50.0 | - |"
+    assert rows[6] == "| ProcessBench step AUC | a | 0.600 | - | 0.700 | 0.650 | 0.071 |"  # b's AUC None: no row
+    assert rows[7].endswith("| maj | 70.0 | - | 72.0 | 71.0 | 1.4 |") and "| a | 61.0 | - | 65.0 | 63.0 | 2.8 |" in rows[8]
+    assert prm_table({"seed-0": {"findings": []}}) == []  # seed files from before headlines were kept

@@ -495,6 +495,11 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     assert seed1["commit"] == head and seed1["findings"] == json.loads(run(
         ["git", "show", f"{experiments(str(study))['seed-1']}:reports/findings.json"], study).stdout)["findings"]
     assert seed1["ran"] == "dvc exp run -n seed-1" and "targets_26" in seed1
+    # its headline too (each PRM's own figures), read from the experiment's commit, shown per seed in seeds.md
+    assert seed1["headline"] == json.loads(run(
+        ["git", "show", f"{experiments(str(study))['seed-1']}:reports/headline.json"], study).stdout)
+    md = (study / "reports" / "seeds.md").read_text()
+    assert "Each PRM's own figures per seed" in md and "| Best-of-8 accuracy (product; maj, pass, random for reference) | maj | " in md, md
     # The same seed without DVC (flows/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
     # a copy of the project (the committed params shifted, not the workspace's: seed-1's experiment left its own
     # there), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
@@ -511,6 +516,7 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
     recorded = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
     assert recorded["ran"] == "flows.seeds_plain on this machine" and recorded["study"] == seed1["study"]
+    assert recorded["headline"] == json.loads((found.parent / "headline.json").read_text())  # beside --findings
     assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
     # A commit that changes dvc.lock alone (the same code and params regenerated) keeps the study and its seeds;
     # one that changes params (or code, or the toy models) is another study: the old seeds no longer count.
