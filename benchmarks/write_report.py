@@ -158,8 +158,9 @@ def prm_seeds(b: dict) -> list[str]:
 
 
 def _f1_order_ok(f1: dict) -> bool:
-    """Issue #19's PRM order: the oracle first and the MC PRMs last (judge and consensus between)."""
-    prms = {k: v for k, v in f1.items() if not k.startswith("critic")}
+    """Issue #19's PRM order: the oracle first and the MC PRMs last (judge and consensus between), among the PRMs
+    trained at the study's budget: the critic is no PRM, and the ceiling PRM (ceiling@toy) has its own, larger one."""
+    prms = {k: v for k, v in f1.items() if not k.startswith("critic") and k != "oracle_ceiling"}
     mc = [v for k, v in prms.items() if k.startswith("mc_")]
     mid = [v for k, v in prms.items() if k in ("judge", "consensus")]
     return prms.get("oracle") == max(prms.values()) and (not mid or max(mc) < min(mid))
@@ -190,12 +191,17 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         bon, f1, auc = hh.get("best_of_n", {}), hh.get("processbench_f1", {}), hh.get("processbench_step_auc", {})
         if "oracle" not in bon:
             continue
-        prms = {k: v for k, v in f1.items() if not k.startswith("critic")}
+        prms = {k: v for k, v in f1.items() if not k.startswith("critic") and k != "oracle_ceiling"}
         o = bon["oracle"]
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
                   f"{_ok(_f1_order_ok(f1))} | {o} vs {bon['random']} / {bon['maj']}: "
                   f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
+        if (c := bon.get("oracle_ceiling")) is not None:  # same study, the ceiling PRM's own budget (params ceiling)
+            md.append(f"| the same run's ceiling PRM (ceiling@toy: exact labels on more responses, more steps) | "
+                      f"{r['stages']['ceiling@toy']['seconds'] / 60:.1f} on 2 cores | oracle_ceiling F1 {f1['oracle_ceiling']} | "
+                      f"{c} vs {bon['random']} / {bon['maj']}: {_ok(prm_learned(c, bon['random'], bon['maj']))} | "
+                      f"{auc.get('oracle_ceiling')}: {_ok(auc.get('oracle_ceiling', 0) >= 0.8)} |")
     for steps, summ in sorted((seeds or {}).get("summary", {}).items(), key=lambda kv: int(kv[0])):
         runs = runs_at(seeds, int(steps))
         per = sum(r["train_seconds"] for r in runs) / len(runs) / 60

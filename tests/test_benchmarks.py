@@ -72,3 +72,15 @@ def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
     assert world_targets({"step_auc_heldout": 0.810, "min_over_maj": [4.5, 0.75, 8.75]}) == "**missed**"  # AUC < 0.85
     assert world_targets({"step_auc_heldout": 0.900, "product_over_maj": [3.0, -1.0, 7.0]}) == "**missed**"
     assert world_targets({"step_auc_heldout": 0.900}) == "-"  # measured before the interval was
+
+
+def test_f1_order_leaves_out_the_critic_and_the_ceiling_prm():
+    # Issue #19's order compares PRMs at the study's budget: a ceiling PRM above the oracle must not fail it,
+    # and an MC PRM above the judge must.
+    from benchmarks.write_report import _f1_order_ok
+
+    f1 = {"oracle_ceiling": 93.4, "critic_judge": 87.1, "oracle": 58.8, "judge": 47.5, "consensus": 42.5,
+          "mc_soft": 40.2, "mc_hard": 36.7}
+    assert _f1_order_ok(f1)
+    assert not _f1_order_ok({**f1, "mc_soft": 48.0})
+    assert not _f1_order_ok({**f1, "judge": 60.0})
