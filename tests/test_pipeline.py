@@ -499,7 +499,7 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     assert seed1["headline"] == json.loads(run(
         ["git", "show", f"{experiments(str(study))['seed-1']}:reports/headline.json"], study).stdout)
     md = (study / "reports" / "seeds.md").read_text()
-    assert "Each PRM's own figures per seed" in md and "| Best-of-8 accuracy (product; maj, pass, random for reference) | maj | " in md, md
+    assert "Each PRM's own figures per seed" in md and "| Best-of-8 accuracy (product; maj, pass, random for reference) | consensus | " in md and "|  | maj | " in md, md
     # The same seed without DVC (flows/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
     # a copy of the project (the committed params shifted, not the workspace's: seed-1's experiment left its own
     # there), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
