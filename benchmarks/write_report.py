@@ -157,10 +157,16 @@ def prm_seeds(b: dict) -> list[str]:
     return md
 
 
+def _study_prms(f1: dict) -> dict:
+    """The PRMs trained at the study's budget: the critic is no PRM, and the ceiling PRM (ceiling@toy) has its own,
+    larger one."""
+    return {k: v for k, v in f1.items() if not k.startswith("critic") and k != "oracle_ceiling"}
+
+
 def _f1_order_ok(f1: dict) -> bool:
-    """Issue #19's PRM order: the oracle first and the MC PRMs last (judge and consensus between), among the PRMs
-    trained at the study's budget: the critic is no PRM, and the ceiling PRM (ceiling@toy) has its own, larger one."""
-    prms = {k: v for k, v in f1.items() if not k.startswith("critic") and k != "oracle_ceiling"}
+    """Issue #19's PRM order among the study's PRMs: the oracle first and the MC PRMs last (judge and consensus
+    between)."""
+    prms = _study_prms(f1)
     mc = [v for k, v in prms.items() if k.startswith("mc_")]
     mid = [v for k, v in prms.items() if k in ("judge", "consensus")]
     return prms.get("oracle") == max(prms.values()) and (not mid or max(mc) < min(mid))
@@ -191,7 +197,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         bon, f1, auc = hh.get("best_of_n", {}), hh.get("processbench_f1", {}), hh.get("processbench_step_auc", {})
         if "oracle" not in bon:
             continue
-        prms = {k: v for k, v in f1.items() if not k.startswith("critic") and k != "oracle_ceiling"}
+        prms = _study_prms(f1)
         o = bon["oracle"]
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
