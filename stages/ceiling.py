@@ -5,12 +5,13 @@ train split's draw extended to `ceiling.problems`, `ceiling.n` policy responses 
 verifier, `ceiling.steps` optimizer steps (docs/DESIGN.md, "The oracle's ceiling in the study").
 The eval stages score it as `oracle_ceiling` (params `reference_prms`).
 
-Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`. Core: prmlab.ceiling.ceiling.
+Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`, `engine.ceiling` (where samples run). Core: prmlab.ceiling.ceiling.
 Outputs: --samples JSONL (Response), --out checkpoint folder, --metrics JSON.
 Run: python -m stages.ceiling --samples data/samples/ceiling.jsonl --out models/prm/oracle_ceiling --metrics metrics/ceiling.json
 """
 
 from prmlab.ceiling import CeilingConfig, ceiling, prepare_ceiling
+from prmlab.engine import EngineConfig
 from prmlab.generation import BackendConfig
 from prmlab.sampling import SampleConfig
 from prmlab.stage import run_stage
@@ -21,7 +22,7 @@ from prmlab.training import TrainPRMConfig
 def main() -> None:
     run_stage("ceiling", __doc__, paths={"samples": "responses JSONL", "out": "checkpoint folder", "metrics": "metrics JSON"},
               sections={"ceiling": CeilingConfig, "toy": ToyWorldConfig, "sample": SampleConfig, "train_prm": TrainPRMConfig,
-                        "policy": BackendConfig}, prepare=prepare_ceiling, core=ceiling, torch=True)
+                        "policy": BackendConfig, "engine": EngineConfig}, prepare=prepare_ceiling, core=ceiling, torch=True)
 
 
 if __name__ == "__main__":

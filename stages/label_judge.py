@@ -12,11 +12,12 @@ With n > 1, the judgement is a majority vote over n samples. Identical responses
 `distinct_responses` in the metrics counts them.
 The labels' quality against the toy verifier is audited once, by stage consensus.
 
-Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend). Core: prmlab.labeling.label_judge.
+Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend), `engine` (where shards run). Core: prmlab.labeling.label_judge.
 Outputs: --out JSONL (JudgeLabel), --metrics JSON.
 Run: python -m stages.label_judge --problems data/problems/train.jsonl --samples data/samples/train.jsonl --out data/labels/judge.jsonl --metrics metrics/label_judge.json
 """
 
+from prmlab.engine import EngineConfig
 from prmlab.generation import BackendConfig
 from prmlab.labeling import LabelJudgeConfig, label_judge, prepare_judge
 from prmlab.stage import run_stage
@@ -25,7 +26,7 @@ from prmlab.stage import run_stage
 def main() -> None:
     run_stage("label_judge", __doc__, paths={"problems": "problems JSONL", "samples": "responses JSONL",
                                              "out": "labels JSONL", "metrics": "metrics JSON"},
-              sections={"label_judge": LabelJudgeConfig, "judge": BackendConfig}, prepare=prepare_judge,
+              sections={"label_judge": LabelJudgeConfig, "judge": BackendConfig, "engine": EngineConfig}, prepare=prepare_judge,
               core=label_judge, inputs=["problems", "samples"], torch=True)
 
 

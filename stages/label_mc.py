@@ -5,15 +5,18 @@ soft > threshold (paper: 0). The first hard-negative step is the MC first error;
 not labelled. All rollouts of a shard go to the backend in one call, each distinct prefix once:
 responses that share a prefix (or repeat one another) share its estimate (prefix caching does the rest);
 shards are written atomically, so a killed run resumes without redoing or duplicating work.
-`search: binary` finds the first negative by binary search over prefixes and also labels
-`compare_sample` responses exhaustively, to report rollouts saved and first-error agreement.
+`search` other than exhaustive (binary, scan, scan_binary: prmlab.labeling) spends fewer rollouts and also
+labels `compare_sample` responses exhaustively on the same draws, to report the rollouts it saves and
+its agreement with exhaustive MC (first errors, step labels) and, on the toy, with the verifier.
+Shards run where `engine.label_mc` says: this process, or warm replicas on a Ray cluster (same labels).
 The labels' quality against the toy verifier is audited once, by stage consensus.
 
-Inputs: --problems, --samples. Params: `label_mc`, `policy`. Core: prmlab.labeling.label_mc.
+Inputs: --problems, --samples. Params: `label_mc`, `policy`, `engine` (not a DVC param). Core: prmlab.labeling.label_mc.
 Outputs: --out JSONL (MCLabel), --metrics JSON.
 Run: python -m stages.label_mc --problems data/problems/train.jsonl --samples data/samples/train.jsonl --out data/labels/mc.jsonl --metrics metrics/label_mc.json
 """
 
+from prmlab.engine import EngineConfig
 from prmlab.generation import BackendConfig
 from prmlab.labeling import LabelMCConfig, label_mc, prepare_mc
 from prmlab.stage import run_stage
@@ -22,7 +25,7 @@ from prmlab.stage import run_stage
 def main() -> None:
     run_stage("label_mc", __doc__, paths={"problems": "problems JSONL", "samples": "responses JSONL",
                                           "out": "labels JSONL", "metrics": "metrics JSON"},
-              sections={"label_mc": LabelMCConfig, "policy": BackendConfig}, prepare=prepare_mc, core=label_mc,
+              sections={"label_mc": LabelMCConfig, "policy": BackendConfig, "engine": EngineConfig}, prepare=prepare_mc, core=label_mc,
               inputs=["problems", "samples"], torch=True)
 
 

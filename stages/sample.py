@@ -7,11 +7,13 @@ counted. Where a problem carries a toy solution graph, the exact verifier also r
 first wrong step (the toy world's human label).
 
 Inputs: --problems JSONL (Problem). Params: the section named by --section (`sample` or
-`sample_eval`), and `policy` (backend). Core: prmlab.sampling.sample.
+`sample_eval`), `policy` (backend) and `engine` (where shards run: this process or a Ray
+cluster; not a DVC param, the responses are the same). Core: prmlab.sampling.sample.
 Outputs: --out JSONL (Response), --metrics JSON.
 Run: python -m stages.sample --section sample --problems data/problems/train.jsonl --out data/samples/train.jsonl --metrics metrics/sample.json
 """
 
+from prmlab.engine import EngineConfig
 from prmlab.generation import BackendConfig
 from prmlab.sampling import SampleConfig, prepare_sample, sample
 from prmlab.stage import run_stage
@@ -21,7 +23,7 @@ def main() -> None:
     run_stage("{section}", __doc__,  # the DVC stage's name: sample or sample_eval
               paths={"section": {"default": "sample", "help": "params section: sample or sample_eval"},
                      "problems": "problems JSONL", "out": "responses JSONL", "metrics": "metrics JSON"},
-              sections={"{section}": SampleConfig, "policy": BackendConfig}, prepare=prepare_sample, core=sample,
+              sections={"{section}": SampleConfig, "policy": BackendConfig, "engine": EngineConfig}, prepare=prepare_sample, core=sample,
               inputs=["problems"], torch=True)
 
 

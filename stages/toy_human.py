@@ -10,13 +10,14 @@ upper bound.
 
 Inputs: --base (the toy base LM), --eval-texts (problems@toy). Params: `toy_human`, `toy` (seed, steps and
 the difficulty mix), `toy_models` (how the writer is fine-tuned), `sample` (how it is sampled), `policy`
-(the backend). Outputs: --writer (the writer's weights), --out JSONL (PRMExample; prm_data@human reads
+(the backend), `engine.toy_human` (where its samples' shards run). Outputs: --writer (the writer's weights), --out JSONL (PRMExample; prm_data@human reads
 it), --metrics JSON. Core: prmlab.toy.annotators.toy_human_labels. Minutes on 2 CPU cores: ~2 to train
 the writer, ~2 to sample 4 solutions to each of 1,500 problems.
 Run: python -m stages.toy_human --base models/base --eval-texts data/problems/eval_texts.json \
        --writer models/writer --out data/human/human.jsonl --metrics metrics/toy_human.json
 """
 
+from prmlab.engine import EngineConfig
 from prmlab.generation import BackendConfig
 from prmlab.sampling import SampleConfig
 from prmlab.stage import run_stage
@@ -30,7 +31,7 @@ def main() -> None:
                                            "writer": "writer model folder (out)", "out": "PRM examples JSONL",
                                            "metrics": "metrics JSON"},
               sections={"toy_human": ToyHumanConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig,
-                        "sample": SampleConfig, "policy": BackendConfig},
+                        "sample": SampleConfig, "policy": BackendConfig, "engine": EngineConfig},
               prepare=prepare_toy_human, core=toy_human_labels, inputs=["eval_texts"], torch=True)
 
 

@@ -84,3 +84,22 @@ def test_f1_order_leaves_out_the_critic_and_the_ceiling_prm():
     assert _f1_order_ok(f1)
     assert not _f1_order_ok({**f1, "mc_soft": 48.0})
     assert not _f1_order_ok({**f1, "judge": 60.0})
+
+
+def test_mc_search_agreement_on_a_hand_checked_table():
+    """bench_mc_search.agreement: first errors equal on 2 of 3; steps compared where both label (each stops at its
+    own first error): a [1, 0] vs [1, 0] 2 of 2, b [1, 1, 1] vs [1, 0] 1 of 2, c [0] vs [0] 1 of 1 -> 4 of 5;
+    the verifier (first errors 1, 1, 0) agrees with the second list on all three."""
+    from benchmarks.bench_mc_search import agreement
+    from prmlab.records import MCLabel, Response
+
+    def lab(rid, hard):
+        fe = next((i for i, h in enumerate(hard) if h == 0), -1)
+        return MCLabel(rid, [float(h) for h in hard], hard, fe, 8)
+
+    rs = [Response(problem_id="p", response_id=r, steps=["s"] * 3, answer="1", correct=False, true_first_error=t)
+          for r, t in (("a", 1), ("b", 1), ("c", 0))]
+    ex = [lab("a", [1, 0]), lab("b", [1, 1, 1]), lab("c", [0])]
+    opt = [lab("a", [1, 0]), lab("b", [1, 0]), lab("c", [0])]
+    assert agreement(ex, opt, rs) == {"first_error_agreement": 2 / 3, "step_label_agreement": 4 / 5,
+                                      "verifier_first_error_accuracy": 1.0}

@@ -96,35 +96,40 @@ def test_vllm_same_seed_same_texts_whatever_the_batch(toy, vllm_policy):
 
 @pytest.mark.parametrize("backend", ["transformers", pytest.param("vllm", marks=pytest.mark.vllm)])
 def test_resumed_sharded_sampling_draws_what_a_fresh_run_does(toy, tmp_path, backend, request):
-    """The stages' resume path (prmlab.io.sharded, seed + shard index from `cfg.sampling(shard)`):
+    """The stages' resume path (prmlab.engine.Engine.shards, seed + shard index from `cfg.sampling(shard)`):
     a run killed after shard 0 and resumed computes shard 1 alone, after other work on the same engine,
     and still writes what an uninterrupted run writes."""
-    from prmlab.io import ShardWriter, sharded
+    from prmlab.engine import Engine
+    from prmlab.io import ShardWriter
     from prmlab.sampling import SampleConfig
 
     if backend == "vllm":
         gen = request.getfixturevalue("vllm_policy")
     else:
         gen = make_generator(BackendConfig(backend="transformers", model=toy["policy"], batch_size=8))
+    eng = Engine(BackendConfig(), gen=gen, desc="test")
     problems = read_jsonl(toy["problems"] / "processbench.jsonl", Problem)[:4]
     cfg = SampleConfig(n=2, temperature=0.8, top_p=0.95, max_tokens=48, shard_size=2)
     assert cfg.sampling(1).seed == cfg.sampling(0).seed + 1
 
-    def work(i, chunk):  # stage sample's work, keeping raw texts (the tiny test policy rarely reaches an answer)
+    def work(gen, i, chunk):  # stage sample's work, keeping raw texts (the tiny test policy rarely reaches an answer)
         outs = gen.chat([policy_messages(p.question) for p in chunk], cfg.sampling(i))
-        return [{"id": f"{p.id}/r{j}", "text": c.text} for p, comps in zip(chunk, outs) for j, c in enumerate(comps)]
+        return [{"id": f"{p.id}/r{j}", "text": c.text} for p, comps in zip(chunk, outs) for j, c in enumerate(comps)], {"i": i}
 
-    fresh = sharded(problems, cfg.shard_size, ShardWriter(tmp_path / "fresh.jsonl", "fp"), work, "fresh")
+    fresh, metas = eng.shards(problems, cfg.shard_size, ShardWriter(tmp_path / "fresh.jsonl", "fp"), work)
+    assert metas == {0: {"i": 0}, 1: {"i": 1}}
     # the killed run: shard 0 written, then the process died
-    ShardWriter(tmp_path / "resumed.jsonl", "fp").write(0, work(0, problems[:2]))
+    ShardWriter(tmp_path / "resumed.jsonl", "fp").write(0, work(gen, 0, problems[:2])[0])
     gen.generate(["unrelated work"], Sampling(n=3, temperature=1.0, max_tokens=16, seed=5))
     w = ShardWriter(tmp_path / "resumed.jsonl", "fp")
     assert w.done(0) and not w.done(1)
     calls = []
-    resumed = sharded(problems, cfg.shard_size, w, lambda i, chunk: calls.append(i) or work(i, chunk), "resumed")
-    assert calls == [1]  # shard 0 was reused, only shard 1 ran
+    resumed, metas = eng.shards(problems, cfg.shard_size, w, lambda g, i, chunk: calls.append(i) or work(g, i, chunk))
+    assert calls == [1] and metas == {1: {"i": 1}}  # shard 0 was reused, only shard 1 ran (and counted)
     assert resumed == fresh and len(fresh) == 8
     assert len({r["text"] for r in fresh}) > 4  # really sampled
+    eng.close()  # the engine does not close a generator it was given
+    assert gen.generate(["still open"], Sampling(max_tokens=2))
 
 
 def free_port() -> int:

@@ -187,3 +187,59 @@ def test_the_judge_judges_each_distinct_response_once(toy):
     by = {lab.response_id: lab for lab in labels}
     assert [lab.response_id for lab in labels] == ["a0", "a1", "a2", "b0"]
     assert by["a0"].raw == by["a1"].raw and by["a0"].votes == by["a1"].votes
+
+
+def test_scan_searches_and_their_comparison_with_exhaustive_mc(toy, tmp_path):
+    """SCAN's rules on the known prefix-correctness responses of the test above (`letters_policy`), plus `fixed`,
+    a right answer through a wrong step (boxed 7, 5, 7: f = 1 0 1). Expected by hand (k = 2):
+
+    scan: right answers (clean, fixed) get no rollouts and every step positive; wrong ones are scanned
+    from step 0 and stop at the first failing prefix, all advancing together (input order pays first):
+      round 1: mid, early, zigzag ask prefix (7): mid pays; round 2: mid (7, 7) pays, early (7, 5) pays,
+      zigzag (7, 5) shares it; round 3: mid (7, 7, 5) pays.  mid 3 prefixes, early 1, zigzag 0: 4 in all
+      first errors mid 2, early 1, zigzag 1 (exhaustive's, on the wrong answers), clean -1, fixed -1 (exhaustive: 1)
+    sequential (the scan without the right-answer rule): exhaustive's labels exactly; clean's prefixes (7), (7, 7)
+      and fixed's (7), (7, 5) are the wrong answers' too, so it also pays 4 prefixes here (exhaustive 9).
+    scan_binary: right answers as scan, wrong ones as binary search: mid 2, early 1, zigzag 5.
+    compare_with_exhaustive(scan), exhaustive's 9 distinct prefixes shared: scan asks 4 of them (share 4/9);
+    first errors agree on 4 of 5 (not fixed); step labels on 11 of 12 (fixed: [1, 0] against [1, 1, 1], 2
+    steps compared, 1 equal); 1 of the 2 right answers is flagged by exhaustive MC; against the verifier
+    (first errors 2, 1, -1, 1, 1) exhaustive is right on 5 of 5, scan on 4.
+    """
+    from prmlab.labeling import compare_with_exhaustive, mc_scan
+
+    gen = make_generator(BackendConfig(backend="transformers", model=letters_policy(toy, tmp_path / "letters"),
+                                       batch_size=16))
+    probs = {"m": Problem(id="m", source="toy", question="Ava has 3 apples and gets 4 more. How many now?",
+                          gold_answer="7")}
+
+    def resp(rid, boxed, correct, true_fe):
+        steps = [f"step {i}: \\boxed{{{x}}}" for i, x in enumerate(boxed)]
+        return Response(problem_id="m", response_id=rid, steps=steps, answer=str(boxed[-1]), correct=correct,
+                        true_first_error=true_fe)
+
+    rs = [resp("mid", [7, 7, 5, 5], False, 2), resp("early", [7, 5, 5, 5, 5], False, 1), resp("clean", [7, 7, 7], True, -1),
+          resp("zigzag", [7, 5, 7, 7, 7, 5], False, 1), resp("fixed", [7, 5, 7], True, 1)]
+    k = 2
+    sp = Sampling(n=k, temperature=0.0, max_tokens=6)
+    st = MCStats()
+    sc = {lab.response_id: lab for lab in mc_scan(gen, probs, rs, sp, 0.0, st)}
+    assert [lab for lab in sc] == ["mid", "early", "clean", "zigzag", "fixed"]  # input order
+    assert {r: (sc[r].first_error, sc[r].rollouts) for r in sc} == {
+        "mid": (2, 3 * k), "early": (1, k), "clean": (-1, 0), "zigzag": (1, 0), "fixed": (-1, 0)}
+    assert st.rollouts == 4 * k and st.shared_prefixes == 3  # round 1: early and zigzag share (7); round 2: zigzag (7, 5)
+    assert sc["mid"].soft == [1.0, 1.0, 0.0] and sc["fixed"].hard == [1, 1, 1] and sc["fixed"].soft == [1.0] * 3
+    assert {lab.search for lab in sc.values()} == {"scan"}
+    # sequential: the scan without the right-answer rule, exhaustive's labels exactly (clean: prefixes 0, 1 pass)
+    sq = mc_scan(gen, probs, rs, sp, 0.0, MCStats(), search="sequential")
+    ex = mc_exhaustive(gen, probs, rs, sp, 0.0, MCStats())
+    assert [(x.first_error, x.hard, x.soft) for x in sq] == [(x.first_error, x.hard, x.soft) for x in ex]
+    assert [x.first_error for x in sq] == [2, 1, -1, 1, 1] and sum(x.rollouts for x in sq) == 4 * k
+    sb = {lab.response_id: lab for lab in mc_scan(gen, probs, rs, sp, 0.0, MCStats(), search="scan_binary")}
+    assert {r: sb[r].first_error for r in sb} == {"mid": 2, "early": 1, "clean": -1, "zigzag": 5, "fixed": -1}
+    m = compare_with_exhaustive(gen, probs, rs, "scan", sp, 0.0, sc)
+    assert m == {"compared_responses": 5, "compared_rollouts_exhaustive": 9 * k, "compared_rollouts_scan": 4 * k,
+                 "rollouts_share_of_exhaustive": 4 / 9, "first_error_agreement_with_exhaustive": 0.8,
+                 "step_label_agreement_with_exhaustive": 11 / 12, "first_error_agreement_with_exhaustive_own_draws": 0.8,
+                 "right_answers_flagged_by_exhaustive": 0.5, "verifier_first_error_accuracy_exhaustive": 1.0,
+                 "verifier_first_error_accuracy_scan": 0.8}

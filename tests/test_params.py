@@ -62,6 +62,7 @@ def section_configs():
     from prmlab.bon import EvalBoNConfig
     from prmlab.ceiling import CeilingConfig
     from prmlab.data import RealConfig
+    from prmlab.engine import EngineConfig
     from prmlab.generation import BackendConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
@@ -75,7 +76,8 @@ def section_configs():
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
-            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig}
+            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig,
+            "engine": EngineConfig}
 
 
 @pytest.mark.parametrize("profile", ["params.yaml", "params/paper.yaml"])

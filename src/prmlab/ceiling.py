@@ -43,6 +43,7 @@ class CeilingConfig:
 def prepare_ceiling(a, cfg: dict):
     """The responses' writer and the problems, once the policy and the sampling params are checked."""
     from prmlab import generation, grading, prompts, sampling
+    from prmlab.engine import check_engine
     from prmlab.generation import check_sampling
     from prmlab.io import ShardWriter, fingerprint
     from prmlab.preflight import check_backend, check_model, code_version, model_identity
@@ -51,6 +52,7 @@ def prepare_ceiling(a, cfg: dict):
     check_sampling("sample", scfg.sampling)
     check_backend("policy", bcfg)
     check_model("policy.model", bcfg.model)  # the PRM's base, before any model loads
+    check_engine(cfg["engine"], "ceiling", bcfg)
     problems = cfg["toy"].problems(1, c.problems, "toy-train")  # stream 1: the train split's (prmlab.toy.world)
     # Shards are reused only if made from the same problems, weights and sampling/grading code.
     writer = ShardWriter(a.samples, fingerprint(c, scfg, cfg["toy"], bcfg, model_identity(bcfg.model),
@@ -60,10 +62,9 @@ def prepare_ceiling(a, cfg: dict):
 
 def ceiling(a, cfg: dict, data, run):
     """Stage ceiling@toy: sample, label by the verifier, train the oracle PRM at the ceiling's budget."""
-    from prmlab.generation import make_generator
-    from prmlab.io import sharded
+    from prmlab.engine import open_engine
     from prmlab.records import Response, distinct_responses
-    from prmlab.sampling import sample_metrics, sample_responses
+    from prmlab.sampling import sample_metrics, sample_shard
     from prmlab.stage import Done
     from prmlab.training import train
     from prmlab.training_sets import training_set
@@ -71,9 +72,8 @@ def ceiling(a, cfg: dict, data, run):
     c, base = cfg["ceiling"], cfg["policy"].model
     writer, problems = data
     scfg = dataclasses.replace(cfg["sample"], n=c.n)
-    with make_generator(cfg["policy"]) as gen:
-        responses = sharded(problems, scfg.shard_size, writer, lambda i, chunk: sample_responses(gen, chunk, scfg, i)[0],
-                            "ceiling@toy sample", unit="problems", cls=Response)
+    with open_engine(cfg, "ceiling", cfg["policy"], "ceiling@toy sample") as eng:
+        responses, _ = eng.shards(problems, scfg.shard_size, writer, sample_shard(scfg), unit="problems", cls=Response)
     writer.finish((len(problems) + scfg.shard_size - 1) // scfg.shard_size)
     examples = training_set("oracle", {p.id: p for p in problems}, responses, {}, {})
     m = {"problems": len(problems), "n": c.n, **{f"sample_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},

@@ -279,6 +279,12 @@ class VLLMGenerator(Generator):
             kw["data_parallel_size"] = cfg.data_parallel_size
         if _has_gpu():
             kw["gpu_memory_utilization"] = cfg.gpu_memory_utilization
+        else:
+            # vLLM rewinds a seeded request's generator after a partial (chunked) prefill with a CUDA-only call
+            # (`set_offset`); on CPU that kills the engine as soon as a call holds more prompt tokens than one
+            # step takes (stage sample at 128 problems did). Whole prompts per step avoid the path; the
+            # draws are per request, so outputs do not depend on how prompts are scheduled.
+            kw["enable_chunked_prefill"] = False
         self.llm = LLM(**kw)
         self.tokenizer = self.llm.get_tokenizer()
 

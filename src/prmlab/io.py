@@ -205,34 +205,6 @@ class ShardWriter:
         return len(lines)
 
 
-def sharded(items: list, shard_size: int, writer, work, desc: str, unit: str = "items", cls=None) -> list:
-    """Run `work(shard_index, chunk) -> records` over shards, skipping shards a killed run finished.
-
-    The shard index (not a count of shards run) seeds each shard, so a resumed run draws exactly
-    what an uninterrupted one would have.
-
-    Returns every record in input order; `writer` is a prmlab.io.ShardWriter (call its finish()).
-    """
-    from prmlab.tracking import Progress
-
-    shards = [items[i : i + shard_size] for i in range(0, len(items), shard_size)]
-    prog = Progress(len(items), desc, unit=unit)
-    out: list = []
-    resumed = 0
-    for i, chunk in enumerate(shards):
-        if writer.done(i):
-            recs = writer.read(i, cls)
-            resumed += 1
-        else:
-            recs = work(i, chunk)
-            writer.write(i, recs)
-        out.extend(recs)
-        prog.update(len(chunk))
-    if resumed:
-        print(f"[{desc}] resumed: {resumed}/{len(shards)} shards were already done", file=sys.stderr)
-    return out
-
-
 def fingerprint(*parts) -> str:
     import hashlib
     import json

@@ -3,29 +3,43 @@
 MC estimation (Math-Shepherd style, as in the PRM paper): for step i, k completions continue from
 the prefix of steps 0..i; soft label = share reaching the gold answer, hard label = soft > threshold
 (paper: 0, i.e. "at least one does"). The last step needs no rollouts: its prefix is the whole
-response, so its soft label is the response's own correctness. `binary` search (OmegaPRM's idea)
-finds the first hard-negative step in O(log n) prefixes, assuming prefix correctness is monotone.
-Either way a prefix that several responses share is estimated once (`_Rollouts`).
+response, so its soft label is the response's own correctness. Labels stop at the first hard-negative
+step, so every search below spends rollouts only to find it (`label_mc.search`):
+- `exhaustive`: every prefix (the reference).
+- `sequential`: prefixes in order, stopping at the first from which no rollout succeeds: exhaustive's
+  labels exactly on the same draws (they stop at the first error too), without the prefixes after it.
+- `binary` (OmegaPRM's idea): the first negative prefix in O(log n) estimates, assuming prefix
+  correctness is monotone; steps before it inferred positive.
+- `scan` (SCAN-PRM's rules): a response whose final answer is right gets no rollouts and every step
+  positive; a wrong one is scanned from its first step and stops at the first prefix from which no
+  rollout succeeds. On a wrong response this is exhaustive MC's label exactly (same draws), at the
+  cost of the prefixes up to the error; on a right one it overrules MC's false alarms.
+- `scan_binary`: right responses as `scan`, wrong ones by binary search.
+Whatever the search, a prefix that several responses share is estimated once (`_Rollouts`), and
+`compare_with_exhaustive` measures what a cheaper search costs in label quality on the same draws.
 
 The label functions are pure over records and an injected `Generator`; `label_mc` and `label_judge`
-(with their `prepare_*`) are the stages' cores (prmlab.stage runs them).
+(with their `prepare_*`) are the stages' cores (prmlab.stage runs them), their shards run by a
+`prmlab.engine.Engine` (this process, or replicas on a Ray cluster).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Literal
 
 from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
 from prmlab.grading import is_equivalent
-from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_responses, sharded
+from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_responses
 from prmlab.params import ParamsError, check
 from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response, distinct_responses
 from prmlab.steps import extract_answer, join_steps
 
 SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
+SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
 
 
 def rollout_prompt(gen: Generator, problem: Problem, steps: list[str], upto: int) -> str:
@@ -60,12 +74,18 @@ class _Rollouts:
     itself (the toy policy's 6 samples per problem were 69% duplicates of one another), and the MC
     value is a property of the prefix, not of the response it came from. The first response that
     needs a prefix pays for it (`fresh`); the others reuse its rollouts, so identical prefixes get
-    identical labels and the rollout count is what was generated."""
+    identical labels and the rollout count is what was generated.
 
-    def __init__(self, gen: Generator, sampling: Sampling, stats: MCStats):
-        self.gen, self.sampling, self.stats, self.cache = gen, sampling, stats, {}
+    `cache`: another `_Rollouts`' estimates to reuse (the same draws: `compare_with_exhaustive`); `asked`
+    holds every distinct prefix a search asked for, so `k * len(asked)` is what it costs on its own."""
+
+    def __init__(self, gen: Generator, sampling: Sampling, stats: MCStats, cache: dict | None = None):
+        self.gen, self.sampling, self.stats = gen, sampling, stats
+        self.cache = {} if cache is None else cache
+        self.asked: set[str] = set()
 
     def __call__(self, prompts: list[str]) -> list[tuple[list, bool]]:
+        self.asked.update(prompts)
         new = [p for p in dict.fromkeys(prompts) if p not in self.cache]
         if new:
             self.cache.update(zip(new, self.gen.generate(new, self.sampling)))
@@ -84,10 +104,10 @@ class _Rollouts:
 
 
 def mc_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
-                  threshold: float, stats: MCStats) -> list[MCLabel]:
+                  threshold: float, stats: MCStats, rollouts: _Rollouts | None = None) -> list[MCLabel]:
     """One generate() call for every distinct (response, step) prefix of the batch."""
     jobs = [(r, i) for r in responses for i in range(len(r.steps) - 1)]
-    outs = _Rollouts(gen, sampling, stats)([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs])
+    outs = (rollouts or _Rollouts(gen, sampling, stats))([rollout_prompt(gen, problems[r.problem_id], r.steps, i) for r, i in jobs])
     soft: dict[str, list[float]] = {r.response_id: [0.0] * len(r.steps) for r in responses}
     spent = {r.response_id: 0 for r in responses}
     cut = {r.response_id: 0 for r in responses}
@@ -115,7 +135,7 @@ def _label(r: Response, soft: list[float], threshold: float, rollouts: int, sear
 
 
 def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
-              threshold: float, stats: MCStats) -> list[MCLabel]:
+              threshold: float, stats: MCStats, rollouts: _Rollouts | None = None, search: str = "binary") -> list[MCLabel]:
     """First hard-negative step by binary search over prefixes, all responses advancing together.
 
     Soft values exist only for the prefixes actually estimated; steps before the found error are
@@ -128,7 +148,7 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
     spent = {r.response_id: 0 for r in responses}
     cut = {r.response_id: 0 for r in responses}
     by_id = {r.response_id: r for r in responses}
-    rollouts = _Rollouts(gen, sampling, stats)  # across rounds: another response may reach a prefix later
+    rollouts = rollouts or _Rollouts(gen, sampling, stats)  # across rounds: another response may reach a prefix later
     while True:
         # Invariant: the first negative step lies in [lo, hi], or there is none if hi's is positive.
         active = [rid for rid in lo if lo[rid] < hi[rid]]
@@ -152,8 +172,93 @@ def mc_binary(gen: Generator, problems: dict[str, Problem], responses: list[Resp
     for rid, r in by_id.items():
         # The search ends with lo == hi, and hi's prefix is always estimated (or known: the last step).
         soft = [known[rid].get(j, 1.0) for j in range(n[rid])]
-        labels.append(_label(r, soft, threshold, spent[rid], "binary", cut[rid]))
+        labels.append(_label(r, soft, threshold, spent[rid], search, cut[rid]))
     return labels
+
+
+def mc_scan(gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
+            threshold: float, stats: MCStats, rollouts: _Rollouts | None = None, search: str = "scan") -> list[MCLabel]:
+    """SCAN's rules: no rollouts for a response whose final answer is right (every step positive, soft 1.0);
+    a wrong one scanned prefix by prefix, all responses advancing together, until the first prefix whose
+    rollouts all fail (`scan`), or by binary search (`scan_binary`). A response that passes every prefix
+    gets its last step's label from its own answer. `sequential`: the scan for every response, right ones too."""
+    rollouts = rollouts or _Rollouts(gen, sampling, stats)
+    wrong = [r for r in responses if search == "sequential" or not r.correct]  # sequential: no right-answer rule
+    if search == "scan_binary":
+        found = mc_binary(gen, problems, wrong, sampling, threshold, stats, rollouts, search)
+    else:
+        soft: dict[str, list[float]] = {r.response_id: [] for r in wrong}
+        spent = {r.response_id: 0 for r in wrong}
+        cut = {r.response_id: 0 for r in wrong}
+        stopped: set[str] = set()
+        while True:
+            active = [r for r in wrong if r.response_id not in stopped and len(soft[r.response_id]) < len(r.steps) - 1]
+            if not active:
+                break
+            outs = rollouts([rollout_prompt(gen, problems[r.problem_id], r.steps, len(soft[r.response_id])) for r in active])
+            for r, (comps, fresh) in zip(active, outs):
+                rid, i = r.response_id, len(soft[r.response_id])
+                ok, empty = _grade_rollouts(problems[r.problem_id], r.steps, i, [c.text for c in comps])
+                soft[rid].append(ok / len(comps))
+                cut[rid] += sum(c.truncated for c in comps)
+                if fresh:
+                    spent[rid] += len(comps)
+                    stats.empty_rollouts += empty
+                if ok / len(comps) <= threshold:
+                    stopped.add(rid)
+        found = [_label(r, soft[r.response_id] + ([] if r.response_id in stopped else [float(r.correct)]), threshold,
+                        spent[r.response_id], search, cut[r.response_id]) for r in wrong]
+    by_id = {lab.response_id: lab for lab in found}
+    return [by_id.get(r.response_id) or _label(r, [1.0] * len(r.steps), threshold, 0, search, 0) for r in responses]
+
+
+def mc_search(search: str, gen: Generator, problems: dict[str, Problem], responses: list[Response], sampling: Sampling,
+              threshold: float, stats: MCStats, rollouts: _Rollouts | None = None) -> list[MCLabel]:
+    """MC labels of `responses` by the named search (module docstring), in input order."""
+    if search == "exhaustive":
+        return mc_exhaustive(gen, problems, responses, sampling, threshold, stats, rollouts)
+    if search == "binary":
+        return mc_binary(gen, problems, responses, sampling, threshold, stats, rollouts)
+    return mc_scan(gen, problems, responses, sampling, threshold, stats, rollouts, search)  # scan, scan_binary, sequential
+
+
+def _step_agreement(a: MCLabel, b: MCLabel) -> tuple[int, int]:
+    """(equal, compared) hard labels over the steps both label (each stops at its own first error)."""
+    n = min(len(a.hard), len(b.hard))
+    return sum(x == y for x, y in zip(a.hard[:n], b.hard[:n])), n
+
+
+def compare_with_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[Response], search: str,
+                            sampling: Sampling, threshold: float, own: dict[str, MCLabel]) -> dict:
+    """What `search` saves and costs against exhaustive MC on `responses`, measured on the same draws: exhaustive
+    MC estimates every prefix, then `search` runs on those very estimates (a shared cache), so the two differ only
+    by the search's rule (binary's monotonicity, SCAN's right-answer rule), never by sampling noise. `own`: the
+    stage's labels of the same responses (their own draws: rule and noise together). On the toy, each is also
+    scored against the verifier's first error."""
+    ex_stats, opt_stats = MCStats(), MCStats()
+    ex_roll = _Rollouts(gen, sampling, ex_stats)
+    ex = mc_exhaustive(gen, problems, responses, sampling, threshold, ex_stats, ex_roll)
+    opt_roll = _Rollouts(gen, sampling, opt_stats, cache=ex_roll.cache)
+    opt = mc_search(search, gen, problems, responses, sampling, threshold, opt_stats, opt_roll)
+    n = max(len(responses), 1)
+    steps = [_step_agreement(e, o) for e, o in zip(ex, opt)]
+    right = [e for r, e in zip(responses, ex) if r.correct]
+    m = {"compared_responses": len(responses),
+         "compared_rollouts_exhaustive": sampling.n * len(ex_roll.asked),
+         f"compared_rollouts_{search}": sampling.n * len(opt_roll.asked),
+         "rollouts_share_of_exhaustive": len(opt_roll.asked) / max(len(ex_roll.asked), 1),
+         "first_error_agreement_with_exhaustive": sum(e.first_error == o.first_error for e, o in zip(ex, opt)) / n,
+         "step_label_agreement_with_exhaustive": sum(s[0] for s in steps) / max(sum(s[1] for s in steps), 1),
+         # the stage's own labels of these responses: other draws, so MC's noise is in this one too
+         "first_error_agreement_with_exhaustive_own_draws":
+             sum(own[e.response_id].first_error == e.first_error for e in ex) / n,
+         # right answers whose exhaustive MC label has an error: what SCAN's rule overrules
+         "right_answers_flagged_by_exhaustive": sum(e.first_error != -1 for e in right) / max(len(right), 1)}
+    known = [(r, e, o) for r, e, o in zip(responses, ex, opt) if r.true_first_error is not None]
+    if known:  # toy: the verifier's first error
+        m["verifier_first_error_accuracy_exhaustive"] = sum(r.true_first_error == e.first_error for r, e, _ in known) / len(known)
+        m[f"verifier_first_error_accuracy_{search}"] = sum(r.true_first_error == o.first_error for r, _, o in known) / len(known)
+    return m
 
 
 def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[Response], template: str, style: str,
@@ -189,8 +294,8 @@ class LabelMCConfig:
     top_k: int = -1
     max_tokens: int = 1024
     threshold: float = 0.0
-    search: Literal["exhaustive", "binary"] = "exhaustive"
-    compare_sample: int = 64  # binary mode: responses also labelled exhaustively for the comparison
+    search: Literal["exhaustive", "sequential", "binary", "scan", "scan_binary"] = "exhaustive"
+    compare_sample: int = 64  # search other than exhaustive: responses also labelled exhaustively, on the same draws
     shard_size: int = 64  # responses per shard
     seed: int = 0
 
@@ -207,8 +312,16 @@ class LabelMCConfig:
 
 def label_responses(gen, problems: dict[str, Problem], responses: list[Response], cfg: LabelMCConfig,
                     stats: MCStats, shard: int = 0) -> list[MCLabel]:
-    fn = mc_binary if cfg.search == "binary" else mc_exhaustive
-    return fn(gen, problems, responses, cfg.sampling(shard), cfg.threshold, stats)
+    return mc_search(cfg.search, gen, problems, responses, cfg.sampling(shard), cfg.threshold, stats)
+
+
+def mc_shard(problems: dict[str, Problem], cfg: LabelMCConfig):
+    """label_mc's work for an engine: shard i's labels and this shard's counts (rollouts, tokens) as its meta."""
+    def work(gen, i: int, chunk: list[Response]):
+        stats = MCStats()
+        return label_responses(gen, problems, chunk, cfg, stats, i), dataclasses.asdict(stats)
+
+    return work
 
 
 def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[dict[str, Problem], list[Response]]:
@@ -228,11 +341,13 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
 def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Response]]:
     from prmlab import generation, grading
     from prmlab import labeling as this
+    from prmlab.engine import check_engine
     from prmlab.preflight import code_version, model_identity
     from prmlab.tracking import md5_path
 
     c, bcfg = cfg["label_mc"], cfg["policy"]
     problems, responses = read_labelling_inputs(a, bcfg, need_gold=True)
+    check_engine(cfg["engine"], "label_mc", bcfg)  # a Ray cluster that answers and holds a replica
     # Shards are reused only if made by the same weights, tokenizer and labelling code (see preflight). The
     # writer takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
@@ -241,17 +356,16 @@ def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Resp
 
 
 def label_mc(a, cfg: dict, data, run):
-    """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes)."""
-    from prmlab.generation import make_generator
+    """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes), on the
+    engine params name (`engine.label_mc`: this process or a Ray cluster; the labels are the same)."""
+    from prmlab.engine import open_engine
     from prmlab.stage import Done
 
     c = cfg["label_mc"]
     writer, problems, responses = data
-    stats = MCStats()
     t0 = time.monotonic()
-    with make_generator(cfg["policy"]) as gen:
-        labels = sharded(responses, c.shard_size, writer, lambda i, chunk: label_responses(gen, problems, chunk, c, stats, i),
-                         "label_mc", unit="responses", cls=MCLabel)
+    with open_engine(cfg, "label_mc", cfg["policy"]) as eng:
+        labels, metas = eng.shards(responses, c.shard_size, writer, mc_shard(problems, c), unit="responses", cls=MCLabel)
         writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
         seconds = time.monotonic() - t0
         # The metrics file holds what the labels determine, so a resumed run writes the same file as an
@@ -264,25 +378,27 @@ def label_mc(a, cfg: dict, data, run):
              "responses_with_truncated_rollouts": sum(lab.truncated > 0 for lab in labels)}
         if c.search == "exhaustive":  # what labelling each response's prefixes apart would have cost
             m["rollouts_unshared"] = c.k * sum(len(r.steps) - 1 for r in responses)
-        this_run = {"rollouts_this_run": stats.rollouts, "shared_prefixes_this_run": stats.shared_prefixes,
-                    "empty_rollouts_this_run": stats.empty_rollouts, "generated_tokens_this_run": stats.generated_tokens,
-                    "seconds": seconds, "tokens_per_second": stats.generated_tokens / seconds if seconds else 0.0}
-        if c.search == "binary" and c.compare_sample:
+        stats = {k: sum(s[k] for s in metas.values()) for k in MCStats.__dataclass_fields__}
+        this_run = {"rollouts_this_run": stats["rollouts"], "shared_prefixes_this_run": stats["shared_prefixes"],
+                    "empty_rollouts_this_run": stats["empty_rollouts"], "generated_tokens_this_run": stats["generated_tokens"],
+                    "seconds": seconds, "tokens_per_second": stats["generated_tokens"] / seconds if seconds else 0.0,
+                    "shards_retried": eng.retries}
+        if c.search != "exhaustive" and c.compare_sample:
             sub = responses[: c.compare_sample]
-            ex = mc_exhaustive(gen, problems, sub, c.sampling(10**6), c.threshold, MCStats())
-            bin_fe = {lab.response_id: lab.first_error for lab in labels}
-            ex_roll = sum(e.rollouts for e in ex)
-            bin_roll = sum(lab.rollouts for lab in labels if lab.response_id in {e.response_id for e in ex})
-            m.update(binary_vs_exhaustive_agreement=sum(bin_fe[e.response_id] == e.first_error for e in ex) / len(ex),
-                     binary_rollouts_saved_share=1 - bin_roll / max(ex_roll, 1), compared_responses=len(ex))
+            own = {lab.response_id: lab for lab in labels[: c.compare_sample]}
+            m.update(eng.call(lambda gen: compare_with_exhaustive(gen, problems, sub, c.search, c.sampling(10**6),
+                                                                  c.threshold, own)))
     if m["truncated_rollouts"]:  # each counts as failing: a too-tight limit makes false MC first errors
         print(f"[label_mc] warning: {m['truncated_rollouts']} rollouts hit label_mc.max_tokens or policy.max_model_len "
               "and count as failing; raise them if the policy's answers need more room", flush=True)
     shared = f", {m['rollouts_unshared']} without shared prefixes" if "rollouts_unshared" in m else ""
-    return Done(m, f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({c.search}, k={c.k}{shared}), "
+    vs = (f"; on {m['compared_responses']} responses {100 * m['rollouts_share_of_exhaustive']:.0f}% of exhaustive MC's "
+          f"rollouts, first errors agreeing on {100 * m['first_error_agreement_with_exhaustive']:.1f}%"
+          if "compared_responses" in m else "")
+    return Done(m, f"{len(labels)} responses labelled with {m['rollouts']} rollouts ({c.search}, k={c.k}{shared}){vs}, "
                    f"{m['truncated_rollouts']} rollouts cut by a length limit (in {m['responses_with_truncated_rollouts']} "
-                   f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run; label quality: "
-                   "stage consensus", logged=this_run)
+                   f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run, {eng.retries} shard(s) "
+                   "retried; label quality: stage consensus", logged=this_run)
 
 
 @dataclass(frozen=True)
@@ -312,6 +428,7 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
     """The output's writer, the judge's template (checked: prmlab.prompts.load_template) and the inputs."""
     from prmlab import generation, prompts
     from prmlab import labeling as this
+    from prmlab.engine import check_engine
     from prmlab.preflight import code_version, model_identity
     from prmlab.prompts import load_template
     from prmlab.tracking import md5_path
@@ -322,6 +439,7 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
     except OSError as e:  # an unreadable template_file is a params problem: one line, not a traceback
         raise ParamsError(str(e)) from None
     problems, responses = read_labelling_inputs(a, bcfg, need_gold=False)
+    check_engine(cfg["engine"], "label_judge", bcfg)
     # Shards are reused only if made by the same weights, tokenizer, template and judging code. The writer
     # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, template, md5_path(a.problems), md5_path(a.samples),
@@ -330,16 +448,17 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
 
 
 def label_judge(a, cfg: dict, data, run):
-    """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes)."""
-    from prmlab.generation import make_generator
+    """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes),
+    on the engine params name (`engine.label_judge`)."""
+    from prmlab.engine import open_engine
     from prmlab.stage import Done
 
     c = cfg["label_judge"]
     writer, template, problems, responses = data
-    with make_generator(cfg["judge"]) as gen:
-        labels = sharded(responses, c.shard_size, writer,
-                         lambda i, chunk: judge_labels(gen, problems, chunk, template, c.style, c.sampling(i)),
-                         "label_judge", unit="responses", cls=JudgeLabel)
+    with open_engine(cfg, "label_judge", cfg["judge"]) as eng:
+        labels, _ = eng.shards(responses, c.shard_size, writer,
+                               lambda gen, i, chunk: (judge_labels(gen, problems, chunk, template, c.style, c.sampling(i)), None),
+                               unit="responses", cls=JudgeLabel)
         writer.finish((len(responses) + c.shard_size - 1) // c.shard_size)
     n = max(len(labels), 1)
     votes = [v for lab in labels for v in lab.votes]
@@ -350,6 +469,7 @@ def label_judge(a, cfg: dict, data, run):
          "truncated_replies": sum(lab.truncated for lab in labels),  # cut by max_tokens / max_model_len
          "first_error_share": sum(lab.first_error not in (None, -1) for lab in labels) / n}
     return Done(m, f"{len(labels)} responses judged ({c.style}, n={c.n}), {m['unparsed']} unparsed, "
-                   f"{m['truncated_replies']} replies cut by a length limit; label quality: stage consensus")
+                   f"{m['truncated_replies']} replies cut by a length limit, {eng.retries} shard(s) retried; "
+                   "label quality: stage consensus", logged={"shards_retried": eng.retries})
 
 

@@ -89,6 +89,8 @@ def from_mapping(cls: type[C], data: Any, section: str) -> C:
 
 def load_params(section: str, cls: type[C], path: str | Path | None = None) -> C:
     data = read_params(path)
+    if section not in data and getattr(cls, "OPTIONAL", False):  # a section whose defaults are a whole answer
+        return cls()
     if section not in data:
         near = difflib.get_close_matches(section, list(data), n=1)
         hint = f" (did you mean '{near[0]}'?)" if near else ""

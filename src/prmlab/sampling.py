@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from prmlab.generation import Generator, Sampling, check_sampling
 from prmlab.grading import to_response
-from prmlab.io import ShardWriter, fingerprint, read_jsonl, sharded
+from prmlab.io import ShardWriter, fingerprint, read_jsonl
 from prmlab.params import check
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem, Response
@@ -73,12 +73,14 @@ def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]
     and the ids of those without one, once the sampling params and the policy are checked."""
     from prmlab import generation, grading, prompts
     from prmlab import sampling as this
+    from prmlab.engine import check_engine
     from prmlab.preflight import check_backend, code_version, model_identity
     from prmlab.tracking import md5_path
 
     c, bcfg = cfg[a.section], cfg["policy"]
     check_sampling(a.section, c.sampling)  # here, not in __post_init__: the section has two names
     check_backend("policy", bcfg)  # before any model loads
+    check_engine(cfg["engine"], a.section, bcfg)
     problems = read_jsonl(a.problems, Problem)[: c.max_problems or None]
     # Shards are reused only if made by the same weights, tokenizer and sampling/grading code. The writer
     # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
@@ -87,20 +89,22 @@ def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]
     return writer, [p for p in problems if p.gold_answer], [p.id for p in problems if not p.gold_answer]
 
 
+def sample_shard(cfg: SampleConfig):
+    """An engine's work: shard i's responses, and its drop counts as the shard's meta (kept beside the shard,
+    so a resumed run counts the shards it skipped too)."""
+    return lambda gen, i, chunk: sample_responses(gen, chunk, cfg, i)
+
+
 def sample(a, cfg: dict, data, run):
-    """Stages sample and sample_eval: the responses, written shard by shard (a killed run resumes)."""
-    from prmlab.generation import make_generator
+    """Stages sample and sample_eval: the responses, written shard by shard (a killed run resumes), on the
+    engine params name (`engine.sample`, `engine.sample_eval`: this process or a Ray cluster, same responses)."""
+    from prmlab.engine import open_engine
     from prmlab.stage import Done
 
     c = cfg[a.section]
     writer, problems, bad = data
-    with make_generator(cfg["policy"]) as gen:
-        def work(i, chunk):
-            rows, counts = sample_responses(gen, chunk, c, i)
-            writer.write_meta(i, counts)  # kept per shard: a resumed run counts the shards it skipped too
-            return rows
-
-        responses = sharded(problems, c.shard_size, writer, work, a.section, unit="problems", cls=Response)
+    with open_engine(cfg, a.section, cfg["policy"]) as eng:
+        responses, _ = eng.shards(problems, c.shard_size, writer, sample_shard(c), unit="problems", cls=Response)
     n_shards = (len(problems) + c.shard_size - 1) // c.shard_size
     counts = {k: sum(writer.read_meta(i).get(k, 0) for i in range(n_shards)) for k in ("no_steps", "no_answer", "truncated")}
     writer.finish(n_shards)
@@ -109,4 +113,5 @@ def sample(a, cfg: dict, data, run):
              truncated=counts["truncated"])
     return Done(m, f"{m['kept']} responses kept of {m['generated']} from {len(problems)} problems "
                    f"(accuracy {m['accuracy']:.2f}, {m['dropped']} dropped, {m['truncated']} cut by a length limit, "
-                   f"{len(bad)} problems without gold skipped)")
+                   f"{len(bad)} problems without gold skipped, {eng.retries} shard(s) retried)",
+                logged={"shards_retried": eng.retries})

@@ -122,6 +122,9 @@ def prepare_toy_human(a, cfg: dict) -> dict[str, list[str]]:
         from prmlab.params import ParamsError
 
         raise ParamsError("toy_human.writer_seed equals toy_models.seed: the writer would be the policy (set another seed)")
+    from prmlab.engine import check_engine
+
+    check_engine(cfg["engine"], "toy_human", cfg["policy"])
     return read_json(a.eval_texts)
 
 
@@ -131,24 +134,18 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
     per problem, minus the problems an evaluation set holds."""
     import dataclasses
 
-    from prmlab.generation import make_generator
+    from prmlab.engine import open_engine
     from prmlab.human_labels import drop_eval_problems
-    from prmlab.sampling import sample_metrics, sample_responses
+    from prmlab.sampling import sample_metrics, sample_shard
     from prmlab.stage import Done
-    from prmlab.tracking import Progress
 
     c, toy = cfg["toy_human"], cfg["toy"]
     m = train_writer(Path(a.base), Path(a.writer), c, cfg["toy_models"], toy, run)
     problems = toy.problems(7, c.n, "toy-human")
     scfg = dataclasses.replace(cfg["sample"], n=c.samples, max_problems=0)
-    responses, dropped = [], {"no_steps": 0, "no_answer": 0, "truncated": 0}
-    prog = Progress(len(problems), "toy_human", unit="problems")
-    with make_generator(dataclasses.replace(cfg["policy"], model=a.writer)) as gen:
-        for i in range(0, len(problems), scfg.shard_size):
-            rows, counts = sample_responses(gen, problems[i: i + scfg.shard_size], scfg, i // scfg.shard_size)
-            responses += rows
-            dropped = {k: dropped[k] + counts[k] for k in dropped}
-            prog.update(len(problems[i: i + scfg.shard_size]))
+    with open_engine(cfg, "toy_human", dataclasses.replace(cfg["policy"], model=a.writer)) as eng:
+        responses, metas = eng.shards(problems, scfg.shard_size, None, sample_shard(scfg), unit="problems")
+    dropped = {k: sum(m[k] for m in metas.values()) for k in ("no_steps", "no_answer", "truncated")}
     examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise)
     kept, removed = drop_eval_problems(examples, eval_texts)
     m |= {**counts, **removed, **{f"dropped_{k}": v for k, v in dropped.items()}, "examples": len(kept),
