@@ -290,11 +290,21 @@ class RayPool:
     def call(self, fn):
         """fn(gen) on one replica (e.g. label_mc's comparison with exhaustive MC after the shards)."""
         import ray
+        from ray.exceptions import RayActorError, WorkerCrashedError
 
-        while not self.idle:
-            done, _ = ray.wait(list(self.booting), num_returns=1)
-            self._ready(done[0])
-        return ray.get(self.idle[0].call.remote(fn))
+        while True:
+            while not self.idle:
+                if not self.booting:
+                    raise GenerationError(f"{self.desc}: no replica left")
+                done, _ = ray.wait(list(self.booting), num_returns=1)
+                self._ready(done[0])
+            actor = self.idle[0]
+            try:
+                return ray.get(actor.call.remote(fn))
+            except (RayActorError, WorkerCrashedError) as e:  # a dead replica: another one, as for a shard
+                self.idle.remove(actor)
+                ray.kill(actor)
+                self._died("a call", e)
 
     def close(self) -> None:
         import ray

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass, field, fields
 from typing import Literal
@@ -277,6 +278,10 @@ class VLLMGenerator(Generator):
         )
         if cfg.data_parallel_size > 1:
             kw["data_parallel_size"] = cfg.data_parallel_size
+        if cfg.tensor_parallel_size > 1 and "ray" in sys.modules and sys.modules["ray"].is_initialized():
+            # Inside a prmlab.engine replica (a Ray actor holding its GPUs): vLLM would pick its Ray executor and
+            # ask the cluster for GPUs the actor already holds; its ranks run as processes of the actor instead.
+            kw["distributed_executor_backend"] = "mp"
         if _has_gpu():
             kw["gpu_memory_utilization"] = cfg.gpu_memory_utilization
         else:
