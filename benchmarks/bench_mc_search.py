@@ -22,20 +22,7 @@ import hashlib
 import time
 from pathlib import Path
 
-from prmlab.labeling import SEARCHES
-
-
-def agreement(ex: list, opt: list, responses: list) -> dict:
-    from prmlab.labeling import _step_agreement
-
-    n = max(len(ex), 1)
-    steps = [_step_agreement(e, o) for e, o in zip(ex, opt)]
-    out = {"first_error_agreement": sum(e.first_error == o.first_error for e, o in zip(ex, opt)) / n,
-           "step_label_agreement": sum(s[0] for s in steps) / max(sum(s[1] for s in steps), 1)}
-    known = [(r, o) for r, o in zip(responses, opt) if r.true_first_error is not None]
-    if known:
-        out["verifier_first_error_accuracy"] = sum(r.true_first_error == o.first_error for r, o in known) / len(known)
-    return out
+from prmlab.labeling import SEARCHES, agreement
 
 
 def locked_md5(stage: str, path: str) -> str | None:

@@ -87,10 +87,10 @@ def test_f1_order_leaves_out_the_critic_and_the_ceiling_prm():
 
 
 def test_mc_search_agreement_on_a_hand_checked_table():
-    """bench_mc_search.agreement: first errors equal on 2 of 3; steps compared where both label (each stops at its
+    """labeling.agreement (bench_mc_search's table and label_mc's comparison): first errors equal on 2 of 3; steps compared where both label (each stops at its
     own first error): a [1, 0] vs [1, 0] 2 of 2, b [1, 1, 1] vs [1, 0] 1 of 2, c [0] vs [0] 1 of 1 -> 4 of 5;
     the verifier (first errors 1, 1, 0) agrees with the second list on all three."""
-    from benchmarks.bench_mc_search import agreement
+    from prmlab.labeling import agreement
     from prmlab.records import MCLabel, Response
 
     def lab(rid, hard):

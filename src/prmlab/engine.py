@@ -186,10 +186,10 @@ class RayPool:
     def __init__(self, rc: RayConfig, backend: BackendConfig, desc: str):
         import ray
 
-        self.rc, self.desc, self.retries, self.restarted = rc, desc, 0, 0
+        self.rc, self.desc, self.retries = rc, desc, 0
         if os.path.isdir(backend.model):  # the same folder on every node (a shared file system)
             backend = dataclasses.replace(backend, model=os.path.abspath(backend.model))
-        self.n = replicas_fitting(rc, backend)
+        replicas = replicas_fitting(rc, backend)
         need = _need(rc, backend)
         env = {k: v for k, v in os.environ.items() if k.startswith(("VLLM_", "HF_", "TRANSFORMERS_"))}
         if "GPU" not in need:  # CPU replicas share a machine's cores: no vLLM core pinning, `threads` each
@@ -201,7 +201,7 @@ class RayPool:
         self.args = (backend, rc.threads, os.getcwd())
         self.booting: dict = {}  # ready ref -> actor
         self.idle: list = []
-        for _ in range(self.n):
+        for _ in range(replicas):
             self._start()
 
     def _start(self) -> None:
@@ -217,7 +217,6 @@ class RayPool:
         if self.retries > self.rc.max_retries:
             raise GenerationError(f"{self.desc}: replicas died {self.retries} times (engine.ray.max_retries "
                                   f"{self.rc.max_retries}); last: {first}")
-        self.restarted += 1
         self._start()
 
     def _ready(self, ref) -> None:
@@ -248,7 +247,8 @@ class RayPool:
 
         work_ref = ray.put(work)  # sent once, not with every shard
         queue, busy = deque(jobs), {}
-        deadline = time.monotonic() + max(self.rc.connect_timeout_s, 600.0)
+        wait_s = max(self.rc.connect_timeout_s, 600.0)  # for a replica to start while no shard runs
+        deadline = time.monotonic() + wait_s
         while queue or busy:
             while self.idle and queue:
                 actor, (i, chunk) = self.idle.pop(), queue.popleft()
@@ -258,13 +258,13 @@ class RayPool:
             done, _ = ray.wait([*busy, *self.booting], num_returns=1, timeout=5.0)
             if not done:
                 if not busy and time.monotonic() > deadline:  # replicas pending: the cluster lost capacity
-                    raise GenerationError(f"{self.desc}: no replica started within {deadline:.0f}s; "
+                    raise GenerationError(f"{self.desc}: no replica started within {wait_s:.0f}s; "
                                           "the cluster may have lost the nodes that held them")
                 continue
             ref = done[0]
             if ref in self.booting:
                 self._ready(ref)
-                deadline = time.monotonic() + max(self.rc.connect_timeout_s, 600.0)
+                deadline = time.monotonic() + wait_s
                 continue
             actor, i, chunk = busy.pop(ref)
             try:

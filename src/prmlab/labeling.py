@@ -222,10 +222,21 @@ def mc_search(search: str, gen: Generator, problems: dict[str, Problem], respons
     return mc_scan(gen, problems, responses, sampling, threshold, stats, rollouts, search)  # scan, scan_binary, sequential
 
 
-def _step_agreement(a: MCLabel, b: MCLabel) -> tuple[int, int]:
-    """(equal, compared) hard labels over the steps both label (each stops at its own first error)."""
-    n = min(len(a.hard), len(b.hard))
-    return sum(x == y for x, y in zip(a.hard[:n], b.hard[:n])), n
+def verifier_accuracy(labels: list[MCLabel], responses: list[Response]) -> float | None:
+    """Share of `labels` whose first error is the verifier's (toy responses carry it); None where none does."""
+    known = [(r, lab) for r, lab in zip(responses, labels) if r.true_first_error is not None]
+    return sum(r.true_first_error == lab.first_error for r, lab in known) / len(known) if known else None
+
+
+def agreement(a: list[MCLabel], b: list[MCLabel], responses: list[Response]) -> dict:
+    """Two label lists of the same responses: first errors equal, hard labels equal over the steps both label
+    (each stops at its own first error), and b's first-error accuracy against the verifier where known."""
+    steps = [(sum(x == y for x, y in zip(p.hard, q.hard)), min(len(p.hard), len(q.hard))) for p, q in zip(a, b)]
+    out = {"first_error_agreement": sum(p.first_error == q.first_error for p, q in zip(a, b)) / max(len(a), 1),
+           "step_label_agreement": sum(s[0] for s in steps) / max(sum(s[1] for s in steps), 1)}
+    if (acc := verifier_accuracy(b, responses)) is not None:
+        out["verifier_first_error_accuracy"] = acc
+    return out
 
 
 def compare_with_exhaustive(gen: Generator, problems: dict[str, Problem], responses: list[Response], search: str,
@@ -240,24 +251,22 @@ def compare_with_exhaustive(gen: Generator, problems: dict[str, Problem], respon
     ex = mc_exhaustive(gen, problems, responses, sampling, threshold, ex_stats, ex_roll)
     opt_roll = _Rollouts(gen, sampling, opt_stats, cache=ex_roll.cache)
     opt = mc_search(search, gen, problems, responses, sampling, threshold, opt_stats, opt_roll)
-    n = max(len(responses), 1)
-    steps = [_step_agreement(e, o) for e, o in zip(ex, opt)]
+    same = agreement(ex, opt, responses)
     right = [e for r, e in zip(responses, ex) if r.correct]
     m = {"compared_responses": len(responses),
          "compared_rollouts_exhaustive": sampling.n * len(ex_roll.asked),
          f"compared_rollouts_{search}": sampling.n * len(opt_roll.asked),
          "rollouts_share_of_exhaustive": len(opt_roll.asked) / max(len(ex_roll.asked), 1),
-         "first_error_agreement_with_exhaustive": sum(e.first_error == o.first_error for e, o in zip(ex, opt)) / n,
-         "step_label_agreement_with_exhaustive": sum(s[0] for s in steps) / max(sum(s[1] for s in steps), 1),
+         "first_error_agreement_with_exhaustive": same["first_error_agreement"],
+         "step_label_agreement_with_exhaustive": same["step_label_agreement"],
          # the stage's own labels of these responses: other draws, so MC's noise is in this one too
          "first_error_agreement_with_exhaustive_own_draws":
-             sum(own[e.response_id].first_error == e.first_error for e in ex) / n,
+             agreement(ex, [own[e.response_id] for e in ex], responses)["first_error_agreement"],
          # right answers whose exhaustive MC label has an error: what SCAN's rule overrules
          "right_answers_flagged_by_exhaustive": sum(e.first_error != -1 for e in right) / max(len(right), 1)}
-    known = [(r, e, o) for r, e, o in zip(responses, ex, opt) if r.true_first_error is not None]
-    if known:  # toy: the verifier's first error
-        m["verifier_first_error_accuracy_exhaustive"] = sum(r.true_first_error == e.first_error for r, e, _ in known) / len(known)
-        m[f"verifier_first_error_accuracy_{search}"] = sum(r.true_first_error == o.first_error for r, _, o in known) / len(known)
+    if "verifier_first_error_accuracy" in same:  # toy: the verifier's first error
+        m["verifier_first_error_accuracy_exhaustive"] = verifier_accuracy(ex, responses)
+        m[f"verifier_first_error_accuracy_{search}"] = same["verifier_first_error_accuracy"]
     return m
 
 
