@@ -341,6 +341,28 @@ def backends_stage(b: dict) -> list[str]:
             f"{v['label_mc']['verifier_first_error_accuracy']:.3f} | |", ""]
 
 
+def train_throughput(b: dict) -> list[str]:
+    """benchmarks/bench_train.py's runs (reports/benchmarks/train.json), one table per machine and shape."""
+    md = []
+    for run in b.values():
+        v = run["variants"]
+        ref = v["trainer"]["tokens_per_s"] if "trainer" in v else None
+        gpu = run["shape"] != "toy"
+        md += [f"## PRM training throughput (`benchmarks/bench_train.py`, {run['machine']}, {run['date']})", "",
+               f"{run['n_examples']} {'study oracle' if run['examples'] == 'study' else 'ProcessBench'} examples, the "
+               f"{'toy policy' if not gpu else '1.5B shape (%.2fB parameters)' % (run['parameters'] / 1e9)}, "
+               f"{run['steps']} optimizer steps of {run['batch_size']} examples, the same seed; torch {run['torch']}. "
+               "Median of the rounds (interleaved); loss means over 100-step windows show the curves are the same.", "",
+               "| variant | steps/s | real tokens/s | over today's | padding | loss, first 100 / last 100 steps |"
+               + (" MFU | peak GiB |" if gpu else ""), "|---|---|---|---|---|---|" + ("---|---|" if gpu else "")]
+        for name, r in v.items():
+            md.append(f"| {name} | {r['steps_per_s']:.2f} | {r['tokens_per_s']:.0f} | "
+                      f"{r['tokens_per_s'] / ref:.2f}x | {r['padding_share']:.3f} | {r['curve_100'][0]:.3f} / "
+                      f"{r['curve_100'][-1]:.3f} |" + (f" {r.get('mfu', 0):.3f} | {r.get('peak_gib', 0):.1f} |" if gpu else ""))
+        md.append("")
+    return md
+
+
 def main() -> None:
     md = ["# prmlab benchmarks", "", "Written by `python -m benchmarks.write_report` from the JSON the benchmark scripts "
           "print and save; rerun them to refresh. Machine: 2 CPU cores, unless a section names another.", ""]
@@ -420,6 +442,8 @@ def main() -> None:
         md.append("")
     for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_gpu.json"))):
         md += layouts(b)
+    if b := _load("train.json"):
+        md += train_throughput(b)
     (Path("reports") / "benchmarks.md").write_text("\n".join(md) + "\n")
     print("wrote reports/benchmarks.md")
 

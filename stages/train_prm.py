@@ -3,8 +3,8 @@
 The backbone is initialised from the policy (the paper starts from Qwen2.5-Math-7B-Instruct), the
 head is new. Loss: cross-entropy on the `<extra_0>` positions with hard labels (the paper's final
 recipe); for `mc_soft`, `soft_loss` (BCE or MSE on P(class 1) against the MC value). Only labelled
-steps count. Trained with the transformers `Trainer`, so `accelerate launch -m stages.train_prm ...`
-with a DeepSpeed/FSDP config trains a 7B model across GPUs unchanged.
+steps count. Trained by a plain PyTorch loop on packed batches (no padding); `train_prm.processes` or
+`torchrun --nproc_per_node N -m stages.train_prm ...` trains data-parallel, `train_prm.fsdp` sharded (FSDP2).
 
 Inputs: --train (PRMExample JSONL). Params: `train_prm`, `policy.model` (the base: a folder or hub name).
 Core: prmlab.training.train_prm.

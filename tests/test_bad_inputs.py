@@ -667,3 +667,29 @@ def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
     with pytest.raises(ValueError, match=r"the step tag <extra_0> has id 4, which tokens \['<extra_0>', 'c'\] share; "
                                          r"a PRM needs a tokenizer where it is a token of its own"):
         prepare_tokenizer(str(tmp_path / "tok"))
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_train_prm_refuses_a_diverged_run(toy, tmp_path, processes):
+    """`train_prm.lr: 1000` (issue #52): the loss goes non-finite; training stops with one line naming the
+    step and the key, and no checkpoint is written (before: NaN weights saved as trained). In 2 spawned
+    processes the line comes back the same."""
+    from prmlab.training import TrainPRMConfig, train
+
+    ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
+                     response_id=f"r{i}") for i in range(8)]
+    cfg = TrainPRMConfig(lr=1000.0, steps=20, batch_size=2, max_length=128, warmup_ratio=0.0, max_grad_norm=0.0,
+                         processes=processes)
+    with pytest.raises(DataError, match=r"^train_prm diverged: (the loss is (nan|inf) at step \d+ of 20|\d+ weight tensors hold "
+                                        r"NaN or inf \(e\.g\. \S+,) \(?train_prm\.lr 1000\); no checkpoint saved$"):
+        train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
+    assert not (tmp_path / "prm" / "model.safetensors").exists()
+
+
+def test_train_prm_ranges():
+    from prmlab.params import ParamsError
+    from prmlab.training import TrainPRMConfig
+
+    for bad in ({"weight_decay": -1.0}, {"warmup_ratio": 1.5}, {"processes": 0}, {"max_grad_norm": -1.0}, {"batching": "sorted"}):
+        with pytest.raises(ParamsError, match="train_prm"):
+            TrainPRMConfig(**bad)

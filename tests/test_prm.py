@@ -167,33 +167,26 @@ def varied_examples(toy, n=32, soft=False):
 
 
 @pytest.mark.parametrize("soft", [False, True], ids=["ce", "bce"])
-def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, monkeypatch, soft):
+def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, soft):
     """Batch 2 x accumulation 4 == batch 8 x 1: same logged loss, same weights. The loss is normalised
     over the labelled step tokens of the whole accumulated batch, which differ per example here, so
     per-micro-batch means (or a missing division by the accumulation steps) would not agree."""
     from safetensors.torch import load_file
 
-    import prmlab.prm as prm_mod
-    from prmlab.training import TrainPRMConfig, init_prm, optimizer_steps, train
+    from prmlab.training import TrainPRMConfig, init_prm, plan, train
 
     ex = varied_examples(toy, 32, soft)
     assert len({len(e.labels) for e in ex}) >= 4
-    real_collate, seen, runs = prm_mod.collate, {}, {}
+    runs, plans = {}, {}
     for bs, ga in [(8, 1), (2, 4)]:
-        order = seen[bs, ga] = []
-
-        def spy(feats, pad, order=order):  # records the order the Trainer feeds examples in
-            order.extend(tuple(f["input_ids"]) for f in feats)
-            return real_collate(feats, pad)
-
-        monkeypatch.setattr(prm_mod, "collate", spy)
         cfg = TrainPRMConfig(lr=1e-3, epochs=1, batch_size=bs, grad_accum=ga, max_length=512, seed=0)
+        plans[bs, ga] = [[i for mb in step for i in mb] for step in plan([100 + i % 7 for i in range(32)], cfg)]
         m = train(ex, toy["policy"], str(tmp_path / f"{bs}x{ga}"), cfg, soft=soft)
         runs[bs, ga] = m, load_file(str(tmp_path / f"{bs}x{ga}" / "model.safetensors"))
     (ma, wa), (mb, wb) = runs[8, 1], runs[2, 4]
-    # the sampler draws one permutation per epoch from the seed: both runs see the same 32 examples in the same order
-    assert seen[8, 1] == seen[2, 4] and len(seen[8, 1]) == 32
-    assert ma["optimizer_steps"] == mb["optimizer_steps"] == optimizer_steps(32, 8, 1, 1) == optimizer_steps(32, 2, 4, 1) == 4
+    # one permutation per epoch from the seed: both runs put the same examples in each optimizer step
+    assert plans[8, 1] == plans[2, 4] and sorted(sum(plans[8, 1], [])) == list(range(32))
+    assert ma["optimizer_steps"] == mb["optimizer_steps"] == 4
     assert ma["warmup_steps"] == mb["warmup_steps"] == 1  # ceil(0.05 * 4)
     assert ma["train_loss"] == pytest.approx(mb["train_loss"], rel=1e-5), (ma["train_loss"], mb["train_loss"])
     assert 0.3 < ma["train_loss"] < 1.0  # a per-token mean near ln 2 at the start, not 4x it
@@ -204,16 +197,109 @@ def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, monkeypatch, s
     assert moved > 1e-3, moved  # the weights did move, so agreeing is not trivial
 
 
-def test_warmup_steps_are_an_integer_from_the_ratio():
-    from prmlab.training import optimizer_steps, warmup_steps
+def test_plan_counts_steps_and_batches():
+    from prmlab.training import TrainPRMConfig, micro_batches, plan, warmup_steps
 
-    assert optimizer_steps(100, 8, 2, 3) == 21  # 13 batches -> 7 optimizer steps per epoch (a short last group counts)
-    assert optimizer_steps(100, 8, 2, 3, world_size=2) == 12  # 7 batches per process -> 4 steps
-    assert optimizer_steps(100, 8, 1, 0.5) == 7  # ceil(0.5 * 13)
-    assert optimizer_steps(3, 8, 4, 1) == 1
+    lengths = [50 + (7 * i) % 90 for i in range(100)]
+    cfg = lambda **kw: TrainPRMConfig(**{"batch_size": 8, "grad_accum": 2, "epochs": 3, "batching": "padded", **kw})  # noqa: E731
+    assert len(plan(lengths, cfg())) == 20  # 13 micro-batches an epoch, 39 in 3 epochs, 2 a step: ceil(19.5)
+    assert len(plan(lengths, cfg(), world_size=2)) == 10 and all(len(s) == 4 for s in plan(lengths, cfg(), 2))
+    assert len(plan(lengths, cfg(epochs=0.5, grad_accum=1))) == 7  # ceil(0.5 * 13)
+    assert len(plan(lengths, cfg(steps=50))) == 50
+    # every example once an epoch, under each batching; batch_size and batch_tokens hold
+    import random
+
+    for batching in ("packed", "grouped", "padded"):
+        for tokens in (0, 600):
+            mbs = micro_batches(lengths, cfg(batching=batching, batch_tokens=tokens, max_length=512), random.Random(0))
+            assert sorted(i for mb in mbs for i in mb) == list(range(100)), batching
+            assert all(len(mb) <= 8 for mb in mbs)
+            if tokens:
+                cost = [sum(lengths[i] for i in mb) if batching == "packed" else len(mb) * max(lengths[i] for i in mb)
+                        for mb in mbs]
+                assert max(cost) <= 600 and (batching != "packed" or min(len(mb) for mb in mbs) >= 2), batching
+    # grouped batches hold examples of near lengths (padding left: under 10%); random ones do not
+    pad = lambda mbs: 1 - sum(lengths[i] for mb in mbs for i in mb) / sum(len(mb) * max(lengths[i] for i in mb) for mb in mbs)  # noqa: E731
+    assert pad(micro_batches(lengths, cfg(batching="grouped"), random.Random(0))) < 0.1
+    assert pad(micro_batches(lengths, cfg(batching="padded"), random.Random(0))) > 0.2
     assert warmup_steps(0.05, 21) == 2 and warmup_steps(0.0, 21) == 0 and warmup_steps(0.1, 10) == 1
     assert warmup_steps(0.07, 100) == 7  # not 8 from 7.000000000000001
     assert isinstance(warmup_steps(0.05, 21), int)
+
+
+def test_packed_row_gives_the_padded_batchs_loss_and_gradients(toy):
+    """One packed row (no padding; attention per example, prmlab.prm.PACKED_SDPA) against the same
+    examples padded: the same labelled positions, the same loss and gradients to float tolerance. The
+    row's examples must not see each other: transformers' own sdpa over the row gives another loss."""
+    from prmlab.prm import PACKED_SDPA, collate, pack, prm_loss, training_features
+    from prmlab.training import init_prm
+
+    tok, model = init_prm(toy["policy"], 0)
+    feats = [training_features(tok, e.to_dict(), 512, False) for e in varied_examples(toy, 12)]
+    assert len({len(f["input_ids"]) for f in feats}) > 3
+    padded, packed = collate(feats, tok.pad_token_id), pack(feats)
+    # the labelled tokens, in order, are the same tokens with the same labels
+    lab_pad = padded["labels"][padded["labels"] != -100]
+    lab_pack = packed["labels"][packed["labels"] != -100]
+    assert lab_pad.tolist() == lab_pack.tolist() and len(lab_pad) >= 24
+    assert padded["input_ids"][padded["labels"] != -100].tolist() == packed["input_ids"][packed["labels"] != -100].tolist()
+    assert packed["input_ids"].shape[1] == sum(len(f["input_ids"]) for f in feats)  # no padding
+
+    def loss_and_grads(batch, attn):
+        model.set_attn_implementation(attn)
+        model.zero_grad()
+        logits = model(**{k: v for k, v in batch.items() if k not in ("labels", "soft_targets")}).logits
+        loss = prm_loss(logits, batch["labels"], batch["soft_targets"], "ce")
+        loss.backward()
+        return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters()}
+
+    ref, g_ref = loss_and_grads(padded, "sdpa")
+    got, g_got = loss_and_grads(packed, PACKED_SDPA)
+    assert got == pytest.approx(ref, abs=1e-6)
+    assert max((g_ref[n] - g_got[n]).abs().max().item() for n in g_ref) < 1e-5
+    _, g_crossed = loss_and_grads({k: v for k, v in packed.items() if not k.startswith(("cu_", "max_"))}, "sdpa")
+    # why packed rows need PACKED_SDPA (or a flash kernel): gradients 100x the tolerance away
+    assert max((g_ref[n] - g_crossed[n]).abs().max().item() for n in g_ref) > 1e-3
+
+
+@pytest.mark.parametrize("setting", ["bf16", "fsdp_bf16", "checkpointing", "not_fused", "grouped"])
+def test_big_model_settings_train_at_toy_size(toy, tmp_path, setting):
+    """Each of train_prm's settings for a 7B PRM trains and saves a loadable fp32 checkpoint in one CPU
+    process; with them the first steps' losses stay those of the plain fp32 run (same plan, same start)."""
+    import dataclasses
+
+    from safetensors.torch import load_file
+
+    from prmlab.training import TrainPRMConfig, train
+
+    ex = varied_examples(toy, 16)
+    base = TrainPRMConfig(lr=1e-3, steps=3, batch_size=4, max_length=512, log_every=2)
+    kw = {"bf16": {"bf16": True}, "fsdp_bf16": {"fsdp": True, "bf16": True}, "checkpointing": {"activation_checkpointing": True},
+          "not_fused": {"fused_adamw": False}, "grouped": {"batching": "grouped"}}[setting]
+    ref = train(ex, toy["policy"], str(tmp_path / "ref"), base, soft=False)
+    got = train(ex, toy["policy"], str(tmp_path / setting), dataclasses.replace(base, **kw), soft=False)
+    assert got["optimizer_steps"] == 3
+    w = load_file(str(tmp_path / setting / "model.safetensors"))
+    assert all(t.dtype == torch.float32 for t in w.values()) and set(w) == set(load_file(str(tmp_path / "ref" / "model.safetensors")))
+    tol = 0.03 if "bf16" in setting else 1e-5
+    if setting != "grouped":  # grouped batches hold other examples
+        assert got["train_loss"] == pytest.approx(ref["train_loss"], abs=tol), (got["train_loss"], ref["train_loss"])
+    if setting == "grouped":
+        assert 0 < got["padding_share"] < 0.2
+    else:
+        assert got["padding_share"] == 0.0 and got["tokens"] == ref["tokens"]
+    assert isinstance(Qwen2ForProcessRewardModel.from_pretrained(str(tmp_path / setting)), Qwen2ForProcessRewardModel)
+
+
+def test_packed_batching_refuses_attention_that_mixes_examples():
+    from prmlab.params import ParamsError
+    from prmlab.training import TrainPRMConfig
+
+    with pytest.raises(ParamsError, match="train_prm.attn_implementation 'eager' does not keep packed examples apart"):
+        TrainPRMConfig(attn_implementation="eager")
+    TrainPRMConfig(attn_implementation="eager", batching="grouped")  # padded batches: any attention
+    with pytest.raises(ParamsError, match=r"train_prm.batch_tokens \(100\) must be 0 or >= train_prm.max_length \(512\)"):
+        TrainPRMConfig(batch_tokens=100, max_length=512)
 
 
 def test_scorer_clamps_max_length_to_the_models_positions(trained_prm, toy, capsys):
@@ -247,11 +333,11 @@ def test_scorer_dtype_passes_through(trained_prm, toy):
 
 
 @pytest.mark.slow
-def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
-    """README's scale-out path, on CPU: `accelerate launch` with the repo's configs runs train_prm as 2
-    processes (gloo), 2 examples each per step, data parallel (DDP) and sharded (FSDP2), and gets the loss
-    and weights of one process with 4 per step. Examples differ in labelled steps, so a per-process mean
-    would not agree."""
+def test_two_processes_train_as_one(toy, tmp_path):
+    """The scale-out paths, on CPU (gloo): `torchrun --nproc_per_node 2` runs train_prm data parallel
+    (DDP) and sharded (FSDP2), and `train_prm.processes: 2` starts the two processes itself; each, with
+    2 examples per process and step, gets the loss and weights of one process with 4 per step. Examples
+    differ in labelled steps, so a per-process mean would not agree."""
     import json
     import os
     import socket
@@ -272,14 +358,12 @@ def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = str(s.getsockname()[1])
+    torchrun = [str(bin_ / "torchrun"), "--nproc_per_node", "2", "--master_port", port]
     runs = {}
-    accel = [str(bin_ / "accelerate"), "launch", "--main_process_port", port, "--config_file"]
-    # "two": data parallel (DDP); "fsdp": FSDP2 shards the parameters, gradients and optimizer state over the
-    # 2 processes (the 8-GPU recipe's config, configs/accelerate/fsdp_8gpu.yaml, at toy size on gloo)
-    for name, bs, launcher in [("one", 4, [sys.executable]),
-                               ("two", 2, [*accel, str(root / "configs/accelerate/cpu_2proc.yaml")]),
-                               ("fsdp", 2, [*accel, str(root / "configs/accelerate/fsdp_cpu_2proc.yaml")])]:
-        params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "steps": 0, "lr": 1e-3, "max_length": 512, "max_examples": 0}
+    for name, bs, launcher, extra in [("one", 4, [sys.executable], {}), ("ddp", 2, torchrun, {}),
+                                      ("fsdp", 2, torchrun, {"fsdp": True}), ("spawned", 2, [sys.executable], {"processes": 2})]:
+        params["train_prm"] |= {"batch_size": bs, "grad_accum": 1, "epochs": 1.0, "steps": 0, "lr": 1e-3, "max_length": 512,
+                                "max_examples": 0, "processes": 1, "fsdp": False, "bf16": False} | extra
         (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(params))
         out = subprocess.run([*launcher, "-m", "stages.train_prm", "--source", "oracle", "--train", str(tmp_path / "train.jsonl"),
                               "--out", str(tmp_path / name), "--metrics", str(tmp_path / f"{name}.json"),
@@ -288,9 +372,10 @@ def test_accelerate_launch_on_two_cpu_processes_trains_as_one(toy, tmp_path):
         assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
         runs[name] = json.loads((tmp_path / f"{name}.json").read_text()), load_file(str(tmp_path / name / "model.safetensors"))
     m1, w1 = runs["one"]
-    for name in ("two", "fsdp"):
+    for name in ("ddp", "fsdp", "spawned"):
         m2, w2 = runs[name]
-        assert m1["optimizer_steps"] == m2["optimizer_steps"] == 4, name
+        assert m1["optimizer_steps"] == m2["optimizer_steps"] == 4 and m2["processes"] == 2, name
+        assert m2["tokens"] == m1["tokens"], name  # every example once, over both processes
         assert m2["train_loss"] == pytest.approx(m1["train_loss"], rel=1e-5), (name, m1["train_loss"], m2["train_loss"])
         # FSDP saves the full (gathered) state dict: the same tensors, the same values within float tolerance
         assert set(w2) == set(w1) and max((w1[k] - w2[k]).abs().max().item() for k in w1) < 1e-4, name

@@ -51,8 +51,9 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 **kwargs) -> TokenClassifierOutput:
         # Logits only: training's loss is prm_loss (train_prm's Trainer computes it from these).
+        # kwargs: a packed row's boundaries (prmlab.prm.pack), which reach the attention functions
         hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                            inputs_embeds=inputs_embeds).last_hidden_state
+                            inputs_embeds=inputs_embeds, **kwargs).last_hidden_state
         return TokenClassifierOutput(logits=self.score(hidden))
 
 
@@ -176,6 +177,50 @@ def collate(features: list[dict], pad_id: int) -> dict:
             out["labels"][i, :n] = torch.tensor(f["labels"])
             out["soft_targets"][i, :n] = torch.tensor(f["soft_targets"], dtype=torch.float)
     return out
+
+
+def pack(features: list[dict]) -> dict:
+    """Training features in one row, no padding. Position ids restart at 0 for each example, and the
+    examples' boundaries go along as flash-attention's `cu_seq_lens_q/k` and `max_length_q/k`, so no
+    token attends across examples: flash_attention_2/3 use them as they are (varlen), flex_attention and
+    eager read the boundaries from the position ids, PACKED_SDPA (below) takes them on a CPU."""
+    cat = lambda key: [x for f in features for x in f[key]]  # noqa: E731
+    lens = [len(f["input_ids"]) for f in features]
+    cu = torch.tensor([0, *lens], dtype=torch.int32).cumsum(0, dtype=torch.int32)
+    return {"input_ids": torch.tensor([cat("input_ids")]),
+            "position_ids": torch.tensor([[p for n in lens for p in range(n)]]),
+            "labels": torch.tensor([cat("labels")]), "soft_targets": torch.tensor([cat("soft_targets")], dtype=torch.float),
+            "cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": max(lens), "max_length_k": max(lens)}
+
+
+PACKED_SDPA = "prmlab_packed_sdpa"
+
+
+def packed_sdpa(module, query, key, value, attention_mask, scaling=None, dropout=0.0, cu_seq_lens_q=None, **kwargs):
+    """Attention for a packed row (prmlab.prm.pack) where no varlen kernel exists (CPU): each example's
+    queries, keys and values are a slice of the row, attended alone by torch's causal sdpa (no mask: its
+    fast path), then put back in a row. No padding anywhere. Returns (1, tokens, heads, dim), as
+    transformers' attention functions do."""
+    lens = (cu_seq_lens_q[1:] - cu_seq_lens_q[:-1]).tolist()  # host values: CPU tensors, no device sync
+    rep = query.shape[1] // key.shape[1]  # grouped-query attention: each KV head serves `rep` query heads
+    if rep > 1:
+        key, value = key.repeat_interleave(rep, dim=1), value.repeat_interleave(rep, dim=1)
+    outs = [nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scaling,
+                                                       dropout_p=dropout if module.training else 0.0)
+            for q, k, v in zip(query.split(lens, 2), key.split(lens, 2), value.split(lens, 2))]
+    return torch.cat(outs, 2).transpose(1, 2), None
+
+
+def _register_packed_sdpa() -> None:
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+
+    AttentionInterface.register(PACKED_SDPA, packed_sdpa)
+    # packed rows carry no padding mask: the boundaries are in cu_seq_lens, as for flash attention
+    AttentionMaskInterface.register(PACKED_SDPA, ALL_MASK_ATTENTION_FUNCTIONS["flash_attention_2"])
+
+
+_register_packed_sdpa()
 
 
 def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Tensor,

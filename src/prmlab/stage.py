@@ -84,7 +84,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     """Run one stage (see the module docstring). `name` and section names may hold `{option}` fields,
     filled from the options (`train_prm@{source}`); `inputs` names the options whose files the MLflow run
     records by digest; `torch` sets torch's threads before the core; `worker(a, cfg, data)` runs instead
-    of the core in a process of `accelerate launch` other than the main one, which records nothing."""
+    of the core in a process of `torchrun` other than the first, which records nothing."""
     from prmlab.io import DataError, write_json, write_jsonl
     from prmlab.params import ParamsError, load_params
     from prmlab.tracking import done_line, stage_run

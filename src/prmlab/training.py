@@ -1,19 +1,32 @@
 """PRM training in the Qwen2.5-Math-PRM layout: stage train_prm's config and core.
 
-The backbone is initialised from the policy, the head is new (`init_prm`); `train` tokenises the
-examples, then trains with the transformers `Trainer` on the loss of prmlab.prm.prm_loss (cross-entropy
-at the `<extra_0>` positions, or BCE / MSE on soft labels), normalised over the labelled steps of each
-accumulated batch, so `accelerate launch` (DDP, FSDP) trains as one process does. torch, transformers
-and datasets load inside the functions that use them: label stages import TrainPRMConfig for its sources.
+The backbone is initialised from the policy, the head is new (`init_prm`). `train` is a plain PyTorch
+loop (no transformers Trainer: at real shapes its padded batches and per-step host syncs held a 1.5B
+PRM to 8.5% MFU on an H200, issue #51):
+- batches are planned once from the examples' token counts, the same plan in every process: `grouped`
+  (length-sorted within shuffled megabatches, padded; the CPU choice), `packed` (one row per
+  micro-batch, per-example position ids, no padding at all; attention kept within each example by
+  transformers' packed-sequence masks; a varlen kernel with `attn_implementation` flash_attention_2/3
+  or flex_attention on a GPU) or `padded` (random batches: the old trainer's);
+- the loss is prmlab.prm.prm_loss (cross-entropy at the `<extra_0>` positions, or BCE / MSE on soft
+  labels) summed over each optimizer step's micro-batches and divided by their labelled steps, counted
+  from the plan, so accumulation and any number of processes train exactly as one big batch does;
+- `torchrun --nproc_per_node N -m stages.train_prm ...` trains data-parallel (DDP), and with
+  `train_prm.fsdp` sharded (FSDP2: parameters, gradients and AdamW state; with `bf16`, bf16 compute
+  weights over fp32 master weights and optimizer state); activation checkpointing and fused AdamW are
+  params; losses stay on the device and are read back every `log_every` steps.
+torch and transformers load inside the functions that use them: label stages import TrainPRMConfig.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import random
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from prmlab.io import DataError, read_jsonl
@@ -21,6 +34,12 @@ from prmlab.params import check
 from prmlab.preflight import check_model
 from prmlab.records import PRMExample
 from prmlab.stage import Done
+
+BATCHINGS = ("packed", "grouped", "padded")
+# Attention that keeps a packed row's examples apart: sdpa (as prmlab.prm.PACKED_SDPA) or a varlen
+# flash kernel. transformers 5.19's own sdpa and eager let packed examples attend to each other (measured:
+# a loss of 0.6813 for 0.6936 on 16 toy examples), and flex_attention is untested here.
+PACKED_ATTENTION = ("sdpa", "flash_attention_2", "flash_attention_3")
 
 
 @dataclass(frozen=True)
@@ -30,14 +49,23 @@ class TrainPRMConfig:
     lr: float = 1e-5
     epochs: float = 1.0
     steps: int = 0  # optimizer steps per PRM; > 0 overrides epochs, so every source gets the same number of updates
-    batch_size: int = 8
+    batch_size: int = 8  # examples per micro-batch per process (at most, when batch_tokens is set)
+    batch_tokens: int = 0  # tokens per micro-batch per process (padding included unless packed); 0: batch_size decides
+    batching: Literal["packed", "grouped", "padded"] = "packed"
     grad_accum: int = 1
     max_length: int = 2048
     warmup_ratio: float = 0.05
-    weight_decay: float = 0.0
+    weight_decay: float = 0.0  # AdamW's decoupled decay, on matrices only (not biases, norms)
+    max_grad_norm: float = 1.0  # 0: no clipping
     seed: int = 0
     soft_loss: Literal["bce", "mse"] = "bce"
-    bf16: bool = False
+    bf16: bool = False  # bf16 compute: autocast over fp32 weights; with fsdp, bf16 weights over fp32 master and state
+    processes: int = 1  # training processes on this machine (DDP; FSDP with fsdp); ignored under torchrun, which sets its own
+    fsdp: bool = False  # FSDP2 (also in one process: the bf16 recipe)
+    activation_checkpointing: bool = False
+    fused_adamw: bool = True
+    attn_implementation: str = "sdpa"
+    log_every: int = 50  # steps between reads of the loss from the device (each step's loss is still logged)
     max_examples: int = 0  # 0: all
 
     def __post_init__(self):
@@ -50,29 +78,82 @@ class TrainPRMConfig:
               if unknown else "train_prm.sources must name at least one label source")
         check(len(set(self.sources)) == len(self.sources), "train_prm.sources: a source is named twice")
         check(self.lr > 0 and self.epochs > 0, "train_prm.lr and train_prm.epochs must be > 0")
+        check(self.weight_decay >= 0 and 0 <= self.warmup_ratio <= 1,
+              "train_prm.weight_decay must be >= 0 and train_prm.warmup_ratio in [0, 1]")
         check(self.steps >= 0, "train_prm.steps must be >= 0 (0: train_prm.epochs decides)")
         check(self.batch_size >= 1 and self.grad_accum >= 1, "train_prm.batch_size, grad_accum must be >= 1")
+        check(self.batch_tokens >= 0, "train_prm.batch_tokens must be >= 0 (0: train_prm.batch_size decides)")
+        check(self.batching in BATCHINGS, f"train_prm.batching must be one of {list(BATCHINGS)}, got {self.batching!r}")
         check(self.max_length >= 16, "train_prm.max_length must be >= 16")
+        check(self.batch_tokens == 0 or self.batch_tokens >= self.max_length,
+              f"train_prm.batch_tokens ({self.batch_tokens}) must be 0 or >= train_prm.max_length ({self.max_length}): "
+              "a longest example must fit one micro-batch")
+        check(self.processes >= 1, "train_prm.processes must be >= 1")
+        check(self.batching != "packed" or self.attn_implementation in PACKED_ATTENTION,
+              f"train_prm.attn_implementation {self.attn_implementation!r} does not keep packed examples apart; "
+              f"with batching packed use one of {list(PACKED_ATTENTION)}")
+        check(self.max_grad_norm >= 0 and self.log_every >= 1, "train_prm.max_grad_norm must be >= 0, log_every >= 1")
 
 
-def optimizer_steps(n_examples: int, batch_size: int, grad_accum: int, epochs: float, world_size: int = 1) -> int:
-    """Optimizer steps of a run, counted as the Trainer counts them: ceil(n / (batch x processes))
-    batches per epoch, grouped by `grad_accum` (a short last group is a step), times epochs, rounded up."""
-    batches = math.ceil(n_examples / (batch_size * world_size))
-    per_epoch = max(batches // grad_accum + int(batches % grad_accum > 0), 1)
-    return math.ceil(epochs * per_epoch)
+# ----------------------------------------------------------------------------------------- the plan
+
+
+def micro_batches(lengths: list[int], cfg: TrainPRMConfig, rng: random.Random) -> list[list[int]]:
+    """One epoch's micro-batches (example indices) under `cfg.batching`, each within `cfg.batch_size`
+    examples and, when set, `cfg.batch_tokens` tokens (padded ones counted, except when packed).
+    grouped: shuffled, cut into megabatches of 64 batches' worth, each sorted by length (longest
+    first) and cut; the batches' order shuffled again, so lengths do not drift through an epoch."""
+    order = list(range(len(lengths)))
+    rng.shuffle(order)
+    budget = cfg.batch_tokens or math.inf
+    if cfg.batching == "grouped":
+        mega = 64 * cfg.batch_size
+        order = [i for k in range(0, len(order), mega)
+                 for i in sorted(order[k:k + mega], key=lambda i: -lengths[i])]
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        cost = sum(lengths[j] for j in cur) + lengths[i] if cfg.batching == "packed" else \
+            (len(cur) + 1) * max([lengths[i], *(lengths[j] for j in cur)])
+        if cur and (len(cur) >= cfg.batch_size or cost > budget):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    if cfg.batching == "grouped":
+        rng.shuffle(out)
+    return out
+
+
+def plan(lengths: list[int], cfg: TrainPRMConfig, world_size: int = 1) -> list[list[list[int]]]:
+    """The whole run: optimizer steps, each `world_size x grad_accum` micro-batches (process r takes
+    micro-batches r, r + world_size, ...). Epochs follow one another without a break (a step may span
+    two), so every process does the same number of micro-batches; epoch e is shuffled by (seed, e).
+    Steps: `cfg.steps`, else `cfg.epochs` x the first epoch's micro-batches / (world_size x grad_accum),
+    rounded up. Computed alike in every process: nothing about the data is communicated."""
+    per_step = world_size * cfg.grad_accum
+    epoch = lambda e: micro_batches(lengths, cfg, random.Random(f"{cfg.seed}:{e}"))  # noqa: E731
+    stream, e = epoch(0), 1
+    total = cfg.steps or math.ceil(cfg.epochs * len(stream) / per_step)
+    while len(stream) < total * per_step:
+        stream += epoch(e)
+        e += 1
+    return [stream[s * per_step:(s + 1) * per_step] for s in range(total)]
 
 
 def warmup_steps(ratio: float, total_steps: int) -> int:
-    """Warmup as an integer step count. transformers 5 reads a float `warmup_steps` < 1 as a ratio,
-    4.x truncates it to 0 steps (no warmup): an int means the same on both. Rounded first so that
-    float noise (0.07 * 100 = 7.000000000000001) does not add a step."""
+    """Warmup as an integer step count, rounded first so that float noise (0.07 * 100 =
+    7.000000000000001) does not add a step."""
     return math.ceil(round(ratio * total_steps, 6))
 
 
+# ------------------------------------------------------------------------------------------ training
+
+
 def init_prm(base: str, seed: int):
-    """Tokenizer and PRM from the policy. Seeded first: the new score head is drawn here, before
-    the Trainer seeds anything, so without this two runs with the same params differ."""
+    """Tokenizer and PRM from the policy. Seeded first: the new score head is drawn here, so two runs
+    with the same params (and every process of one run) start from the same weights."""
     from transformers import set_seed
 
     from prmlab.prm import init_from_policy, prepare_tokenizer
@@ -82,121 +163,260 @@ def init_prm(base: str, seed: int):
     return tok, init_from_policy(base, tok)
 
 
-def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool, run=None) -> dict:
-    import datasets
-    import torch
-    from transformers import Trainer, TrainingArguments, set_seed
+def features(examples: list[PRMExample], tok, cfg: TrainPRMConfig, soft: bool) -> tuple[list[dict], int, int]:
+    """Tokenised examples (prmlab.prm.training_features) that have a labelled step, the steps that
+    max_length cut off, and the examples dropped: an example whose first step does not fit max_length
+    would train nothing yet count as trained. Done before the model loads: a set that max_length cuts
+    to nothing fails in seconds."""
+    from prmlab.prm import training_features
 
-    from prmlab.prm import collate, init_from_policy, prepare_tokenizer, prm_loss, training_features
-
-    # Seeded before the head is drawn (as init_prm does); tokenised before the model loads, so a set
-    # that max_length cuts to nothing fails in seconds.
-    set_seed(cfg.seed)
-    tok = prepare_tokenizer(base)
-    # datasets only at the training boundary
-    datasets.disable_progress_bars()  # one "Map" bar per run says nothing the summary does not
-    ds = datasets.Dataset.from_list([e.to_dict() for e in examples])
-    ds = ds.map(lambda ex: training_features(tok, ex, cfg.max_length, soft), remove_columns=ds.column_names)
-    dropped = sum(ds["dropped"])
-    # An example whose first step does not fit max_length has no labelled token: it would train
-    # nothing (loss 0) yet count as trained. Dropped and counted; if none is left, an error.
-    keep = [i for i, labels in enumerate(ds["labels"]) if any(x != -100 for x in labels)]
-    no_step = len(ds) - len(keep)
-    if not keep:
-        raise DataError(f"every one of the {len(ds)} training examples is longer than train_prm.max_length "
+    feats = [training_features(tok, e.to_dict(), cfg.max_length, soft) for e in examples]
+    truncated = sum(f["dropped"] for f in feats)
+    kept = [f for f in feats if any(x != -100 for x in f["labels"])]
+    if not kept:
+        raise DataError(f"every one of the {len(feats)} training examples is longer than train_prm.max_length "
                         f"({cfg.max_length} tokens) before its first step ends: nothing to train on")
-    if no_step:
-        print(f"[train_prm] {no_step}/{len(ds)} examples dropped: longer than train_prm.max_length "
+    if len(kept) < len(feats):
+        print(f"[train_prm] {len(feats) - len(kept)}/{len(feats)} examples dropped: longer than train_prm.max_length "
               f"({cfg.max_length}) before their first step ends", file=sys.stderr)
-        ds = ds.select(keep)
-    ds = ds.remove_columns(["dropped"])
-    model = init_from_policy(base, tok)
-    kind = cfg.soft_loss if soft else "ce"
+    return kept, truncated, len(feats) - len(kept)
 
-    class PRMTrainer(Trainer):
-        def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
-            soft_t = inputs.pop("soft_targets")
-            labels = inputs.pop("labels")
-            out = model(input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"])
-            # Normalised over the labelled step tokens of the whole accumulated batch (the Trainer's
-            # `num_items_in_batch`), so batch 2 x accumulation 4 trains exactly as batch 8 x 1. Tell the
-            # Trainer explicitly that this loss needs no further division by the accumulation steps
-            # (transformers 5 reads `loss_is_scaled_for_ga`; 4.x decides the same from
-            # `model_accepts_loss_kwargs` and `num_items_in_batch`, see below). Without a count (not
-            # in training), a plain batch mean that the Trainer divides itself.
-            loss = prm_loss(out.logits, labels, soft_t, kind, num_items_in_batch)
-            self.loss_is_scaled_for_ga = num_items_in_batch is not None
-            if num_items_in_batch is not None and getattr(self.args, "average_tokens_across_devices", False):
-                # the count is then summed over processes and DDP averages gradients: undo the average,
-                # as Trainer.compute_loss does (x1 in one process; DataParallel gathers logits, so x1 too)
-                loss = loss * self.accelerator.num_processes
-            return (loss, out) if return_outputs else loss
 
-    from transformers import TrainerCallback
-    from transformers.trainer_callback import PrinterCallback
+class Distributed:
+    """This process's place in the run: torchrun's WORLD_SIZE / RANK / LOCAL_RANK, the device, and a
+    process group when there is more than one process or FSDP (a one-process group for the latter)."""
 
-    from prmlab.tracking import Progress
+    def __init__(self, fsdp: bool):
+        import torch
+        import torch.distributed as dist
 
-    class ProgressLines(TrainerCallback):
-        """Steps done of the total, rate, ETA and the latest loss, every 10 s (instead of raw log dicts)."""
+        self.world, self.rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        self.device = torch.device(f"cuda:{local}") if torch.cuda.is_available() else torch.device("cpu")
+        if self.device.type == "cuda":
+            torch.cuda.set_device(self.device)
+        else:  # the machine's cores shared out among its processes
+            torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+        self.owned = (self.world > 1 or fsdp) and not dist.is_initialized()
+        if self.owned:
+            backend = "nccl" if self.device.type == "cuda" else "gloo"
+            if self.world > 1:
+                dist.init_process_group(backend)  # env:// from the launcher
+            else:
+                dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1)
 
-        def on_train_begin(self, args, state, control, **kw):
-            self.bar, self.loss = Progress(state.max_steps, "train_prm", unit="steps", every=10.0), None
+    def sum(self, t):
+        import torch.distributed as dist
 
-        def on_log(self, args, state, control, logs=None, **kw):
-            self.loss = (logs or {}).get("loss", self.loss)
+        if self.world > 1:
+            dist.all_reduce(t)
+        return t
 
-        def on_step_end(self, args, state, control, **kw):
-            if state.is_world_process_zero:
-                self.bar.update(extra=f"loss {self.loss:.4f}" if self.loss is not None else "")
+    def close(self) -> None:
+        import torch.distributed as dist
 
-    args = TrainingArguments(
-        output_dir=os.path.join(out, ".trainer"), per_device_train_batch_size=cfg.batch_size,
-        gradient_accumulation_steps=cfg.grad_accum, learning_rate=cfg.lr, num_train_epochs=cfg.epochs,
-        max_steps=cfg.steps if cfg.steps > 0 else -1,
-        warmup_steps=0, weight_decay=cfg.weight_decay, lr_scheduler_type="cosine", seed=cfg.seed,
-        # Every step logged: the Trainer's train_loss averages the losses it gathered from all processes
-        # at each log, and a step after the last log would count the main process's loss alone.
-        logging_steps=1, save_strategy="no", report_to=[], bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(),
-        dataloader_num_workers=0, remove_unused_columns=False, disable_tqdm=True,
-        ddp_find_unused_parameters=False,  # every parameter is used: spares DDP a graph walk (and its warning)
-    )
-    # set after construction: the process count (`accelerate launch`) is known only from the args
-    total = cfg.steps or optimizer_steps(len(ds), cfg.batch_size, cfg.grad_accum, cfg.epochs, args.world_size)
-    args.warmup_steps = warmup = warmup_steps(cfg.warmup_ratio, total)
-    trainer = PRMTrainer(model=model, args=args, train_dataset=ds,
-                         data_collator=lambda feats: collate(feats, tok.pad_token_id))
-    # The Trainer counts `num_items_in_batch` (labels != -100 over the accumulated micro-batches) only
-    # when it believes the model takes loss kwargs, which it guesses from `forward`'s signature. Say it
-    # outright: compute_loss above relies on the count, whatever forward's signature becomes (and on
-    # transformers 4.x this flag, with a count, is what stops training_step dividing the loss again).
-    trainer.model_accepts_loss_kwargs = True
-    trainer.remove_callback(PrinterCallback)
-    trainer.add_callback(ProgressLines())
-    t0 = time.monotonic()
-    result = trainer.train()
-    trainer.save_model(out)  # the main process writes; the others wait for it
-    if trainer.is_world_process_zero():
-        tok.save_pretrained(out)
-        import shutil
+        if dist.is_initialized():
+            dist.barrier()
+            if self.owned:
+                dist.destroy_process_group()
 
-        shutil.rmtree(os.path.join(out, ".trainer"), ignore_errors=True)
-    curve = [(h["step"], h["loss"]) for h in trainer.state.log_history if "loss" in h]
+
+def wrap(model, cfg: TrainPRMConfig, d: Distributed):
+    """The model as it trains: checkpointed activations, on the device, then FSDP2 (each decoder layer
+    a unit, then the rest) or DDP across processes, or as is."""
+    import torch
+
+    if cfg.activation_checkpointing:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.to(d.device)
+    if cfg.fsdp:
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16 if cfg.bf16 else None, reduce_dtype=torch.float32)
+        for layer in model.model.layers:
+            fully_shard(layer, mp_policy=mp)
+        return fully_shard(model, mp_policy=mp)
+    if d.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        return DistributedDataParallel(model, device_ids=[d.device.index] if d.device.type == "cuda" else None)
+    return model
+
+
+def batch(feats: list[dict], pad_id: int, packed: bool, device) -> dict:
+    from prmlab.prm import collate, pack
+
+    b = pack(feats) if packed else collate(feats, pad_id)
+    return {k: v.to(device, non_blocking=True) if hasattr(v, "to") else v for k, v in b.items()}
+
+
+def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool, run=None) -> dict:
+    """Train a PRM from `base` on `examples`, save it with its tokenizer to `out`, return its metrics;
+    `run` (an MLflow run) gets the loss curve. Under torchrun this is one process of the run (the first
+    writes); otherwise `cfg.processes` > 1 starts that many processes on this machine and waits for them."""
+    if cfg.processes > 1 and "WORLD_SIZE" not in os.environ:
+        m = spawn(examples, base, out, cfg, soft)
+    else:
+        m = train_process(examples, base, out, cfg, soft)
+    curve = m.pop("curve")
     if run is not None:
         # The curve as its own series, `loss` (steps 1..N); `train_loss` is the run's mean, logged once with
         # the metrics (one series for both put the mean at step 0 of the curve: a false point, issue #29).
-        for step, loss in curve:
-            run.metrics({"loss": loss}, step=step)
-    return {"examples": len(examples), "examples_trained": len(keep), "examples_too_long": no_step,
-            "steps_truncated_away": dropped, "train_loss": result.training_loss,
-            "final_logged_loss": curve[-1][1] if curve else result.training_loss, "optimizer_steps": result.global_step,
-            "warmup_steps": warmup, "seconds": time.monotonic() - t0, "loss": kind,
+        for k, loss in enumerate(curve, 1):
+            run.metrics({"loss": loss}, step=k)
+    return m
+
+
+def spawn(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool) -> dict:
+    """`cfg.processes` training processes on this machine (one per GPU, or CPU threads shared out),
+    as torchrun would start them; the first one's metrics come back through a file."""
+    import json
+    import socket
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        try:  # join: a process that raises ends the others and re-raises here with its traceback
+            mp.start_processes(_spawned, args=(cfg.processes, port, examples, base, out, cfg, soft, tmp),
+                               nprocs=cfg.processes, start_method="spawn")
+        except Exception:
+            if (err := Path(tmp) / "error.txt").exists():  # bad input found in a process: its one line
+                raise DataError(err.read_text()) from None
+            raise
+        return json.loads((Path(tmp) / "metrics.json").read_text())
+
+
+def _spawned(rank: int, world: int, port: int, examples, base, out, cfg, soft, tmp) -> None:
+    from prmlab.io import write_json
+
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    try:
+        m = train_process(examples, base, out, cfg, soft)
+    except DataError as e:
+        Path(tmp, "error.txt").write_text(str(e))
+        raise
+    if rank == 0:
+        write_json(str(Path(tmp) / "metrics.json"), m)
+
+
+def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool) -> dict:
+    """One process's training (all of it, when alone); its metrics, with the loss curve as `curve`."""
+    import torch
+    from transformers import get_cosine_schedule_with_warmup
+
+    from prmlab.prm import PACKED_SDPA, prm_loss
+    from prmlab.tracking import Progress
+
+    tok, model = init_prm(base, cfg.seed)
+    feats, truncated, too_long = features(examples, tok, cfg, soft)
+    lengths = [len(f["input_ids"]) for f in feats]
+    labelled = [sum(x != -100 for x in f["labels"]) for f in feats]
+    kind = cfg.soft_loss if soft else "ce"
+    attn = PACKED_SDPA if cfg.batching == "packed" and cfg.attn_implementation == "sdpa" else cfg.attn_implementation
+    if attn != "sdpa":
+        model.set_attn_implementation(attn)
+    d = Distributed(cfg.fsdp)
+    steps = plan(lengths, cfg, d.world)
+    model = wrap(model, cfg, d)
+    model.train()
+    # AdamW as the transformers Trainer sets it up (betas 0.9 / 0.999, eps 1e-8, no decay on biases and norms)
+    params = [p for p in model.parameters() if p.requires_grad]
+    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
+              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8, fused=cfg.fused_adamw or None)
+    warmup = warmup_steps(cfg.warmup_ratio, len(steps))
+    sched = get_cosine_schedule_with_warmup(opt, warmup, len(steps))
+    autocast = torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and not cfg.fsdp)
+    packed = cfg.batching == "packed"
+    bar = Progress(len(steps), "train_prm", unit="steps", every=10.0) if d.rank == 0 else None
+    pending, curve, tokens, padded = [], [], 0, 0
+    t0 = time.monotonic()
+    for s, step in enumerate(steps):
+        count = sum(labelled[i] for mb in step for i in mb)  # labelled steps of the whole step, every process
+        mine = step[d.rank::d.world]
+        step_loss = torch.zeros((), device=d.device)
+        for k, mb in enumerate(mine):
+            last = k == len(mine) - 1
+            if cfg.fsdp:
+                model.set_requires_gradient_sync(last)  # reduce-scatter once per step, after the last micro-batch
+            b = batch([feats[i] for i in mb], tok.pad_token_id, packed, d.device)
+            tokens += sum(lengths[i] for i in mb)
+            padded += b["input_ids"].numel()
+            # DDP reduces gradients on the last micro-batch's backward only
+            with model.no_sync() if d.world > 1 and not cfg.fsdp and not last else _nothing():
+                with autocast:
+                    logits = model(**{k: v for k, v in b.items() if k not in ("labels", "soft_targets")}).logits
+                loss = prm_loss(logits, b["labels"], b["soft_targets"], kind, count)
+                # DDP and FSDP average gradients over processes; the loss is already this process's share of
+                # the whole step's sum, so it is scaled back up by the process count
+                (loss * d.world).backward()
+            step_loss += loss.detach()
+        if cfg.max_grad_norm > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+        pending.append(step_loss)
+        if len(pending) == cfg.log_every or s == len(steps) - 1:
+            read = d.sum(torch.stack(pending)).tolist()  # the one host sync, every log_every steps
+            if not all(math.isfinite(x) for x in read):  # alike in every process: all stop here, nothing is saved
+                bad = len(curve) + next(k for k, x in enumerate(read) if not math.isfinite(x)) + 1
+                raise DataError(f"train_prm diverged: the loss is {read[bad - len(curve) - 1]} at step {bad} of {len(steps)} "
+                                f"(train_prm.lr {cfg.lr:g}); no checkpoint saved")
+            curve += read
+            pending = []
+        if bar is not None:
+            bar.update(extra=f"loss {curve[-1]:.4f}" if curve else "")
+    seconds = time.monotonic() - t0
+    tokens, padded = d.sum(torch.tensor([tokens, padded], dtype=torch.float64, device=d.device)).tolist()
+    save(model, tok, out, cfg, d)
+    d.close()
+    return {"examples": len(examples), "examples_trained": len(feats), "examples_too_long": too_long,
+            "steps_truncated_away": truncated, "train_loss": sum(curve) / len(curve), "final_logged_loss": curve[-1],
+            "optimizer_steps": len(steps), "warmup_steps": warmup, "seconds": seconds, "loss": kind,
+            "batching": cfg.batching, "processes": d.world, "curve": curve, "tokens": int(tokens), "tokens_per_s": tokens / seconds,
+            "padding_share": 1 - tokens / padded,
             "label_steps": sum(len(e.labels) for e in examples),
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
 
 
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def save(model, tok, out: str, cfg: TrainPRMConfig, d: Distributed) -> None:
+    """The full state dict, written by the first process (FSDP gathers it from every shard first),
+    unless a weight is not finite."""
+    import torch
+
+    if cfg.fsdp:
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+        sd = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+        inner = model  # FSDP2 shards in place: still the transformers model
+    else:
+        inner = getattr(model, "module", model)  # DDP's wrapped model
+        sd = inner.state_dict()
+    if d.rank == 0:
+        bad = [k for k, v in sd.items() if not torch.isfinite(v).all()]
+        if bad:
+            raise DataError(f"train_prm diverged: {len(bad)} weight tensors hold NaN or inf (e.g. {bad[0]}, "
+                            f"train_prm.lr {cfg.lr:g}); no checkpoint saved")
+        inner.save_pretrained(out, state_dict={k: v.float().cpu().contiguous() for k, v in sd.items()})
+        tok.save_pretrained(out)
+
+
 def is_main_process() -> bool:
-    # RANK is set by the launcher (`accelerate launch`, torchrun) in each of its processes.
+    # RANK is set by the launcher (torchrun) in each of its processes.
     return int(os.environ.get("RANK", "0")) == 0
 
 
@@ -214,7 +434,7 @@ def prepare_train(a, cfg: dict) -> list[PRMExample]:
 
 
 def train_worker(a, cfg: dict, examples: list[PRMExample]) -> None:
-    """A worker process of `accelerate launch`: it trains; the main process records."""
+    """A process of `torchrun` other than the first: it trains; the first process records."""
     if examples:
         train(examples, cfg["policy"].model, a.out, cfg["train_prm"], soft=a.source == "mc_soft")
 
