@@ -212,11 +212,12 @@ class Distributed:
             dist.all_reduce(t)
         return t
 
-    def close(self) -> None:
+    def close(self, failed: bool = False) -> None:
         import torch.distributed as dist
 
         if dist.is_initialized():
-            dist.barrier()
+            if not failed:
+                dist.barrier()
             if self.owned:
                 dist.destroy_process_group()
 
@@ -321,60 +322,64 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
     if attn != "sdpa":
         model.set_attn_implementation(attn)
     d = Distributed(cfg.fsdp)
-    steps = plan(lengths, cfg, d.world)
-    model = wrap(model, cfg, d)
-    model.train()
-    # AdamW as the transformers Trainer sets it up (betas 0.9 / 0.999, eps 1e-8, no decay on biases and norms)
-    params = [p for p in model.parameters() if p.requires_grad]
-    groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
-              {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
-    opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8, fused=cfg.fused_adamw or None)
-    warmup = warmup_steps(cfg.warmup_ratio, len(steps))
-    sched = get_cosine_schedule_with_warmup(opt, warmup, len(steps))
-    autocast = torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and not cfg.fsdp)
-    packed = cfg.batching == "packed"
-    bar = Progress(len(steps), "train_prm", unit="steps", every=10.0) if d.rank == 0 else None
-    pending, curve, tokens, padded = [], [], 0, 0
-    t0 = time.monotonic()
-    for s, step in enumerate(steps):
-        count = sum(labelled[i] for mb in step for i in mb)  # labelled steps of the whole step, every process
-        mine = step[d.rank::d.world]
-        step_loss = torch.zeros((), device=d.device)
-        for k, mb in enumerate(mine):
-            last = k == len(mine) - 1
-            if cfg.fsdp:
-                model.set_requires_gradient_sync(last)  # reduce-scatter once per step, after the last micro-batch
-            b = batch([feats[i] for i in mb], tok.pad_token_id, packed, d.device)
-            tokens += sum(lengths[i] for i in mb)
-            padded += b["input_ids"].numel()
-            # DDP reduces gradients on the last micro-batch's backward only
-            with model.no_sync() if d.world > 1 and not cfg.fsdp and not last else _nothing():
-                with autocast:
-                    logits = model(**{k: v for k, v in b.items() if k not in ("labels", "soft_targets")}).logits
-                loss = prm_loss(logits, b["labels"], b["soft_targets"], kind, count)
-                # DDP and FSDP average gradients over processes; the loss is already this process's share of
-                # the whole step's sum, so it is scaled back up by the process count
-                (loss * d.world).backward()
-            step_loss += loss.detach()
-        if cfg.max_grad_norm > 0:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        pending.append(step_loss)
-        if len(pending) == cfg.log_every or s == len(steps) - 1:
-            read = d.sum(torch.stack(pending)).tolist()  # the one host sync, every log_every steps
-            if not all(math.isfinite(x) for x in read):  # alike in every process: all stop here, nothing is saved
-                bad = len(curve) + next(k for k, x in enumerate(read) if not math.isfinite(x)) + 1
-                raise DataError(f"train_prm diverged: the loss is {read[bad - len(curve) - 1]} at step {bad} of {len(steps)} "
-                                f"(train_prm.lr {cfg.lr:g}); no checkpoint saved")
-            curve += read
-            pending = []
-        if bar is not None:
-            bar.update(extra=f"loss {curve[-1]:.4f}" if curve else "")
-    seconds = time.monotonic() - t0
-    tokens, padded = d.sum(torch.tensor([tokens, padded], dtype=torch.float64, device=d.device)).tolist()
-    save(model, tok, out, cfg, d)
+    try:
+        steps = plan(lengths, cfg, d.world)
+        model = wrap(model, cfg, d)
+        model.train()
+        # AdamW as the transformers Trainer sets it up (betas 0.9 / 0.999, eps 1e-8, no decay on biases and norms)
+        params = [p for p in model.parameters() if p.requires_grad]
+        groups = [{"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
+                  {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0}]
+        opt = torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.999), eps=1e-8, fused=cfg.fused_adamw or None)
+        warmup = warmup_steps(cfg.warmup_ratio, len(steps))
+        sched = get_cosine_schedule_with_warmup(opt, warmup, len(steps))
+        autocast = torch.autocast(d.device.type, dtype=torch.bfloat16, enabled=cfg.bf16 and not cfg.fsdp)
+        packed = cfg.batching == "packed"
+        bar = Progress(len(steps), "train_prm", unit="steps", every=10.0) if d.rank == 0 else None
+        pending, curve, tokens, padded = [], [], 0, 0
+        t0 = time.monotonic()
+        for s, step in enumerate(steps):
+            count = sum(labelled[i] for mb in step for i in mb)  # labelled steps of the whole step, every process
+            mine = step[d.rank::d.world]
+            step_loss = torch.zeros((), device=d.device)
+            for k, mb in enumerate(mine):
+                last = k == len(mine) - 1
+                if cfg.fsdp:
+                    model.set_requires_gradient_sync(last)  # reduce-scatter once per step, after the last micro-batch
+                b = batch([feats[i] for i in mb], tok.pad_token_id, packed, d.device)
+                tokens += sum(lengths[i] for i in mb)
+                padded += b["input_ids"].numel()
+                # DDP reduces gradients on the last micro-batch's backward only
+                with model.no_sync() if d.world > 1 and not cfg.fsdp and not last else _nothing():
+                    with autocast:
+                        logits = model(**{k: v for k, v in b.items() if k not in ("labels", "soft_targets")}).logits
+                    loss = prm_loss(logits, b["labels"], b["soft_targets"], kind, count)
+                    # DDP and FSDP average gradients over processes; the loss is already this process's share of
+                    # the whole step's sum, so it is scaled back up by the process count
+                    (loss * d.world).backward()
+                step_loss += loss.detach()
+            if cfg.max_grad_norm > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+            pending.append(step_loss)
+            if len(pending) == cfg.log_every or s == len(steps) - 1:
+                read = d.sum(torch.stack(pending)).tolist()  # the one host sync, every log_every steps
+                if not all(math.isfinite(x) for x in read):  # alike in every process: all stop here, nothing is saved
+                    bad = len(curve) + next(k for k, x in enumerate(read) if not math.isfinite(x)) + 1
+                    raise DataError(f"train_prm diverged: the loss is {read[bad - len(curve) - 1]} at step {bad} of {len(steps)} "
+                                    f"(train_prm.lr {cfg.lr:g}); no checkpoint saved")
+                curve += read
+                pending = []
+            if bar is not None:
+                bar.update(extra=f"loss {curve[-1]:.4f}" if curve else "")
+        seconds = time.monotonic() - t0
+        tokens, padded = d.sum(torch.tensor([tokens, padded], dtype=torch.float64, device=d.device)).tolist()
+        save(model, tok, out, cfg, d)
+    except BaseException:
+        d.close(failed=True)  # no barrier: another process may be gone
+        raise
     d.close()
     return {"examples": len(examples), "examples_trained": len(feats), "examples_too_long": too_long,
             "steps_truncated_away": truncated, "train_loss": sum(curve) / len(curve), "final_logged_loss": curve[-1],
