@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -120,9 +121,12 @@ def run_stage(d: Path, st: dict, threads: int) -> tuple[int, float]:
     pythonpath = ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), os.environ.get("PYTHONPATH", "")) if x)
     env = {**os.environ, "PYTHONPATH": pythonpath, "PRMLAB_CPUS": str(threads), "OMP_NUM_THREADS": str(threads),
            "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1"}
-    cmd = st["cmd"].replace("python ", f"{sys.executable} ", 1)  # the machine's interpreter (python3 only there)
+    # No shell: a params string in the command (a source name, a path) stays one argument and never runs
+    # (issue #52: a source named `judge\`touch PWNED\`` ran its backticks under shell=True)
+    argv = shlex.split(st["cmd"])
+    argv[0] = sys.executable if argv[0] == "python" else argv[0]  # the machine's interpreter (python3 only there)
     with open(d / "logs" / f"{st['name']}.log", "w") as log:
-        rc = subprocess.run(cmd, shell=True, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        rc = subprocess.run(argv, cwd=d, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
     if rc == 0:
         (d / ".done" / st["name"]).write_text(f"{time.time() - t0:.1f}\n")
     return rc, time.time() - t0

@@ -693,3 +693,25 @@ def test_train_prm_ranges():
     for bad in ({"weight_decay": -1.0}, {"warmup_ratio": 1.5}, {"processes": 0}, {"max_grad_norm": -1.0}, {"batching": "sorted"}):
         with pytest.raises(ParamsError, match="train_prm"):
             TrainPRMConfig(**bad)
+
+
+def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
+    """flows/seeds_plain.py ran dvc.yaml's commands with shell=True, so a params string in one (a source
+    name) ran its backticks or $(...) (issue #52). Now the command is split into arguments: the stage sees
+    the odd name as text and refuses it, and nothing runs."""
+    from flows.seeds_plain import run_stage
+
+    root = Path(__file__).resolve().parents[1]
+    d = tmp_path / "seed"
+    for sub in ("logs", ".done", "mlruns", "src", "stages"):
+        (d / sub).mkdir(parents=True)
+    shutil.copytree(root / "src" / "prmlab", d / "src" / "prmlab")
+    shutil.copytree(root / "stages", d / "stages", dirs_exist_ok=True)
+    evil = "judge`touch PWNED1`$(touch PWNED2)"
+    st = {"name": "train_prm@evil", "outs": [],
+          "cmd": f"python -m stages.train_prm --source {evil} --train data/prm_train/{evil}.jsonl --out models/prm/x "
+                 f"--metrics metrics/x.json"}
+    rc, _ = run_stage(d, st, 1)
+    assert rc != 0
+    assert not list(d.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
+    assert "unrecognized arguments" in (d / "logs" / "train_prm@evil.log").read_text()
