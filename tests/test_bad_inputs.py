@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from prmlab.generation import BackendConfig
 from prmlab.io import DataError, read_json, read_jsonl
 from prmlab.params import ParamsError, load_params
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
@@ -318,10 +319,44 @@ def test_mlflow_params_never_hold_url_credentials():
     assert _loggable("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     from prmlab.generation import BackendConfig, make_generator
 
-    gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?key=SECRET"))
-    assert str(gen.client.build_request("POST", "/completions").url) == "http://127.0.0.1:9/v1/completions?key=SECRET"
-    assert "SECRET" not in gen.url
+    # a query that carries no credential still goes with every request (and its values are never shown)
+    gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?api-version=2024-06"))
+    assert str(gen.client.build_request("POST", "/completions").url) == "http://127.0.0.1:9/v1/completions?api-version=2024-06"
+    assert "2024-06" not in gen.url
     gen.close()
+
+
+@pytest.mark.parametrize("url, what", [("https://u:pw@host/v1", "a user name or password"),
+                                       ("https://host/v1?key=SECRET", r"a credential in its query \(key=\)"),
+                                       ("https://host/v1?api_key=S&x=1&token=T", r"a credential in its query \(api_key=, token=\)")])
+def test_credentials_never_reach_params(tmp_path, url, what):
+    """Issue #52: a user:password or `?key=` in judge.base_url was written in clear into dvc.lock (DVC records
+    params), and a key pasted into judge.api_key_env was logged to MLflow while requests went keyless. Both are
+    refused where the section loads, before any stage records anything, and the secret is never echoed."""
+    import yaml
+
+    from prmlab.params import load_params
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["judge"] |= {"backend": "openai", "base_url": url}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(ParamsError, match=rf"^judge\.base_url carries {what}, which dvc\.lock and MLflow would record") as e:
+        load_params("judge", BackendConfig, tmp_path / "p.yaml")
+    assert "SECRET" not in str(e.value) and "pw" not in str(e.value)
+    params["judge"] |= {"base_url": "https://host/v1", "api_key_env": "sk-proj-SECRET123"}
+    (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
+    with pytest.raises(ParamsError, match=r"^judge\.api_key_env must be the name of an environment variable") as e:
+        load_params("judge", BackendConfig, tmp_path / "p.yaml")
+    assert "SECRET" not in str(e.value)
+
+
+def test_an_unset_api_key_env_is_said(monkeypatch, capsys):
+    from prmlab.generation import make_generator
+
+    monkeypatch.delenv("PRMLAB_TEST_NO_KEY", raising=False)
+    gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1", api_key_env="PRMLAB_TEST_NO_KEY"))
+    gen.close()
+    assert "[openai] PRMLAB_TEST_NO_KEY (api_key_env) is not set: requests to http://127.0.0.1:9/v1 carry no API key" in capsys.readouterr().err
 
 
 # --- counted skips: truncation -------------------------------------------------------------------

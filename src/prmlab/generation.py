@@ -58,6 +58,15 @@ class BackendConfig:
         check(self.tensor_parallel_size >= 1 and self.data_parallel_size >= 1, "parallel sizes must be >= 1")
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization must be in (0, 1]")
         check(self.max_concurrency >= 1, "max_concurrency must be >= 1")
+        # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them (issue #52)
+        from prmlab.tracking import url_secrets
+
+        secret = url_secrets(self.base_url)
+        check(secret is None, f"base_url carries {secret}, which dvc.lock and MLflow would record: put the key in the "
+                              "environment variable that api_key_env names (it is sent as a bearer token)")
+        check(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env) is not None,
+              "api_key_env must be the name of an environment variable (letters, digits, _), not a key; "
+              "the value given is not shown")
 
 
 @dataclass(frozen=True)
@@ -336,6 +345,9 @@ class OpenAIGenerator(Generator):
 
         self.cfg = cfg
         key = os.environ.get(cfg.api_key_env, "EMPTY")
+        if cfg.api_key_env not in os.environ:  # fine for a local server without --api-key; said, never silent
+            print(f"[openai] {cfg.api_key_env} (api_key_env) is not set: requests to {redact(cfg.base_url)} carry no API key",
+                  file=sys.stderr)
         check_api_key_transport("base_url", cfg.base_url, key)  # never a key in clear text across a network
         self.url = redact(cfg.base_url)  # what errors show: never credentials
         # A query string (`?key=...`) goes with every request as params; left in base_url, httpx would

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -225,6 +226,24 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
             params = {k: _loggable(v) for k, v in flatten(config).items()}
             mlflow.log_params(params)
         yield StageRun(run, mlflow)
+
+
+# Query keys that carry a credential (a hosted API's `?key=`, a signed URL's `sig=`)
+SECRET_QUERY = re.compile(r"(?i)^(key|api[-_]?key|token|access[-_]?token|auth|authorization|password|passwd|secret|sig|signature|code)$")
+
+
+def url_secrets(url: str) -> str | None:
+    """What credential `url` carries (a user name or password, a secret query key), None if none."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if parts.username is not None or parts.password is not None:
+        return "a user name or password"
+    keys = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) if SECRET_QUERY.match(k)]
+    return f"a credential in its query ({', '.join(f'{k}=' for k in keys)})" if keys else None
 
 
 def redact(url: str) -> str:
