@@ -201,6 +201,15 @@ PARAM_CASES = [
      "eval_bon.batch_size must be >= 1, got 0"),
     ("bon-aggregations-without-product", "prmlab.bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
      "eval_bon.aggregations must include product, got ['min']"),
+    # issue #52: late or misleading failures (an error after the MLflow run opened, an AssertionError, a network blame)
+    ("policy-dtype-bogus", "prmlab.generation:BackendConfig", "policy", {"dtype": "bogus"},
+     "policy.dtype must be one of ['auto', 'float32', 'float16', 'bfloat16'], got 'bogus'"),
+    ("judge-max-retries-minus-1", "prmlab.generation:BackendConfig", "judge", {"max_retries": -1},
+     "judge.max_retries must be >= 0, got -1"),
+    ("judge-timeout-zero", "prmlab.generation:BackendConfig", "judge", {"timeout_s": 0.0},
+     "judge.timeout_s must be > 0, got 0.0"),
+    ("train-weight-decay-negative", "prmlab.training:TrainPRMConfig", "train_prm", {"weight_decay": -1.0},
+     "train_prm.weight_decay must be >= 0 and train_prm.warmup_ratio in [0, 1]"),
 ]
 
 
@@ -750,3 +759,18 @@ def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
     assert rc != 0
     assert not list(d.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
     assert "unrecognized arguments" in (d / "logs" / "train_prm@evil.log").read_text()
+
+
+def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
+    """Issue #52: `reference_prms: {judge: ...}` turned the prm/judge row into the other model's figures and the
+    trained judge PRM was never scored; the same for `--prm judge=...`."""
+    from prmlab.layouts import prms_to_evaluate
+
+    params = str(ROOT / "params.yaml")
+    with pytest.raises(ParamsError, match=r"^reference_prms\.judge: 'judge' is a trained PRM of train_prm\.sources; "
+                                          r"give the reference another name$"):
+        prms_to_evaluate("models/prm", [], params, {"judge": "Qwen/Qwen2.5-Math-PRM-7B"})
+    with pytest.raises(ParamsError, match=r"^--prm judge=x: 'judge' already names a PRM"):
+        prms_to_evaluate("models/prm", ["judge=x"], params, {})
+    got = prms_to_evaluate("models/prm", [], params, {"qwen7b": "Qwen/Qwen2.5-Math-PRM-7B"})
+    assert got["judge"].model == "models/prm/judge" and got["qwen7b"].model == "Qwen/Qwen2.5-Math-PRM-7B"

@@ -31,6 +31,9 @@ from prmlab.params import check
 from prmlab.tracking import Progress
 
 
+DTYPES = ("auto", "float32", "float16", "bfloat16")  # what both engines take by name
+
+
 @dataclass(frozen=True)
 class BackendConfig:
     backend: Literal["transformers", "vllm", "openai"] = "transformers"
@@ -58,6 +61,9 @@ class BackendConfig:
         check(self.tensor_parallel_size >= 1 and self.data_parallel_size >= 1, "parallel sizes must be >= 1")
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization must be in (0, 1]")
         check(self.max_concurrency >= 1, "max_concurrency must be >= 1")
+        check(self.dtype in DTYPES, f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
+        check(self.max_retries >= 0, f"max_retries must be >= 0, got {self.max_retries}")
+        check(self.timeout_s > 0, f"timeout_s must be > 0, got {self.timeout_s}")
         # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them (issue #52)
         from prmlab.tracking import url_secrets
 

@@ -217,13 +217,20 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
         sources = load_params("train_prm", TrainPRMConfig, params_path).sources
         out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
     for name, v in reference.items():
+        if name in out:  # it would replace the trained PRM's row with another model's figures (issue #52)
+            raise ParamsError(f"reference_prms.{name}: {name!r} is a trained PRM of train_prm.sources; give the "
+                              "reference another name")
         if isinstance(v, str):
             out[name] = PRMSpec(v)
         elif isinstance(v, dict) and isinstance(v.get("model"), str) and set(v) <= {"model", "layout", "reference"}:
             out[name] = PRMSpec(v["model"], v.get("layout"), v.get("reference"))
         else:
             raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, or {{model, layout, reference}}, got {v!r}")
-    out |= {name: PRMSpec(path) for name, path in pairs("--prm", cli, "path (a PRM folder or hub name)").items()}
+    flags = pairs("--prm", cli, "path (a PRM folder or hub name)")
+    if clash := sorted(set(flags) & set(out)):
+        raise ParamsError(f"--prm {clash[0]}={flags[clash[0]]}: {clash[0]!r} already names a PRM "
+                          "(train_prm.sources or reference_prms); give it another name")
+    out |= {name: PRMSpec(path) for name, path in flags.items()}
     for flag, values, field_ in (("--layout", layouts, "layout"), ("--reference", references, "reference")):
         for name, val in pairs(flag, values, field_).items():
             if name not in out:
