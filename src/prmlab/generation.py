@@ -30,7 +30,6 @@ from typing import Literal
 from prmlab.params import check
 from prmlab.tracking import Progress
 
-
 DTYPES = ("auto", "float32", "float16", "bfloat16")  # what both engines take by name
 
 
