@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -774,3 +775,35 @@ def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
         prms_to_evaluate("models/prm", ["judge=x"], params, {})
     got = prms_to_evaluate("models/prm", [], params, {"qwen7b": "Qwen/Qwen2.5-Math-PRM-7B"})
     assert got["judge"].model == "models/prm/judge" and got["qwen7b"].model == "Qwen/Qwen2.5-Math-PRM-7B"
+
+
+def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
+    """Issue #52: a folder with tokenizer_config.json but no tokenizer.json passed the model check, and
+    transformers built a 4-token tokenizer that encodes every text to [] (train_prm trained on nothing and
+    said trained: true). Now the check loads the tokenizer and encodes a probe; a folder without a chat
+    template, or whose tokenizer gives ids beyond the config's vocabulary, is refused too."""
+    from prmlab.preflight import check_model
+
+    src = Path(toy["policy"])
+    no_tok = tmp_path / "no_tok"
+    shutil.copytree(src, no_tok)
+    (no_tok / "tokenizer.json").unlink()
+    assert (no_tok / "tokenizer_config.json").exists()
+    with pytest.raises(ParamsError, match=rf"^policy\.model: {re.escape(str(no_tok))}: its tokenizer turns text into 0 token\(s\)"):
+        check_model("policy.model", str(no_tok))
+    no_chat = tmp_path / "no_chat"
+    shutil.copytree(src, no_chat)
+    cfg = json.loads((no_chat / "tokenizer_config.json").read_text())
+    cfg.pop("chat_template", None)
+    (no_chat / "tokenizer_config.json").write_text(json.dumps(cfg))
+    for f in no_chat.glob("chat_template*"):
+        f.unlink()
+    with pytest.raises(ParamsError, match=rf"^policy\.model: {re.escape(str(no_chat))} has no chat template"):
+        check_model("policy.model", str(no_chat))
+    small = tmp_path / "small_vocab"
+    shutil.copytree(src, small)
+    mc = json.loads((small / "config.json").read_text())
+    (small / "config.json").write_text(json.dumps(mc | {"vocab_size": 8}))
+    with pytest.raises(ParamsError, match=r"beyond config\.json's vocab_size 8"):
+        check_model("policy.model", str(small))
+    check_model("policy.model", str(src))  # the real folder passes

@@ -72,6 +72,39 @@ def check_model(key: str, model: str, kind: str = "lm", layout: str | None = Non
         check_layout(PRMSpec(str(p), layout, reference), key)
     else:
         check_model_kind(key, p)
+    check_tokenizer(key, p, chat=kind == "lm")
+
+
+PROBE = "Step 1: 12 + 7 = 19, so the answer is $\\boxed{19}$."
+
+
+def check_tokenizer(key: str, p: Path, chat: bool) -> None:
+    """The folder's tokenizer loads, turns text into tokens the model has, and (`chat`: a model that is
+    prompted) has a chat template. A folder with only tokenizer_config.json gave a 4-token tokenizer that
+    encodes every text to [] (issue #52): training on nothing, scoring nothing, exit 0."""
+    import json
+
+    from prmlab.generation import load_tokenizer
+
+    try:
+        tok = load_tokenizer(str(p))
+    except Exception as e:  # noqa: BLE001  (whatever the tokenizer library raises, one line naming the folder)
+        raise ParamsError(f"{key}: {p}: its tokenizer does not load ({type(e).__name__}: "
+                          f"{(str(e).splitlines() or [''])[0][:160]})") from None
+    ids = tok.encode(PROBE, add_special_tokens=False)
+    if len(ids) < 4:
+        raise ParamsError(f"{key}: {p}: its tokenizer turns text into {len(ids)} token(s) (a vocabulary of {len(tok)}): "
+                          "no tokenizer.json or vocabulary file beside tokenizer_config.json?")
+    try:
+        vocab = json.loads((p / "config.json").read_text()).get("vocab_size")
+    except ValueError:
+        vocab = None
+    if isinstance(vocab, int) and max(ids) >= vocab:
+        raise ParamsError(f"{key}: {p}: its tokenizer gives token id {max(ids)}, beyond config.json's vocab_size {vocab} "
+                          "(a tokenizer from another model?)")
+    if chat and not getattr(tok, "chat_template", None):
+        raise ParamsError(f"{key}: {p} has no chat template (tokenizer_config.json's chat_template, or "
+                          "chat_template.jinja): the prompts are rendered by it")
 
 
 def check_model_kind(key: str, p: Path) -> None:
