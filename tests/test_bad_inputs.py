@@ -807,3 +807,17 @@ def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
     with pytest.raises(ParamsError, match=r"beyond config\.json's vocab_size 8"):
         check_model("policy.model", str(small))
     check_model("policy.model", str(src))  # the real folder passes
+
+
+def test_nan_scores_never_become_figures(toy, tmp_path):
+    """Issue #52: a diverged PRM's NaN scores hung eval_processbench (step_auc's tie loop never advanced on
+    NaN) and gave eval_bon a prm@4 from all-NaN scores. The eval stages refuse them, naming the PRM; the
+    metric refuses them too."""
+    from prmlab.metrics import step_auc
+    from prmlab.prm import refuse_nan
+
+    with pytest.raises(ValueError, match="step_auc: a step score is NaN"):
+        step_auc([[0.9, float("nan")], [0.2]], [1, -1])
+    with pytest.raises(DataError, match=r"^PRM 'judge': 1 of 3 step scores are NaN \(a diverged checkpoint\?\)"):
+        refuse_nan("judge", [[0.9, float("nan")], [0.2]])
+    refuse_nan("judge", [[0.9, float("-inf")], [0.2]])  # -inf is eval_bon's mark for a response cut to nothing

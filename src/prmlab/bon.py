@@ -159,6 +159,8 @@ def prepare_bon(a, cfg: dict):
 
 def eval_bon(a, cfg: dict, data, run) -> Done:
     """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
+    from prmlab.prm import refuse_nan
+
     c, (prms, problems, groups) = cfg["eval_bon"], data
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]
@@ -173,6 +175,7 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
         with c.open_scorer(spec, per_prefix=False) as scorer:
             scorer.progress = f"eval_bon {name}"
             sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
+            refuse_nan(name, sc)
             scorer_max_length[name] = scorer.max_length
             cut = scorer.last_truncated
         scores = {r.response_id: s for r, s in zip(responses, sc)}

@@ -62,6 +62,8 @@ def step_auc(step_scores: Sequence[Sequence[float]], labels: Sequence[int]) -> f
     error-free item). None without a positive or a negative step."""
     scored = [(s, 1) for ss, y in zip(step_scores, labels) for s in (ss if y == -1 else ss[:y])]
     scored += [(ss[y], 0) for ss, y in zip(step_scores, labels) if y != -1 and y < len(ss)]
+    if any(s != s for s, _ in scored):  # NaN: equal to nothing, so the tie loop below would never advance
+        raise ValueError("step_auc: a step score is NaN")
     pos = sum(c for _, c in scored)
     neg = len(scored) - pos
     if not pos or not neg:

@@ -252,6 +252,19 @@ def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
 # ------------------------------------------------------------------------------------------ scorers
 
 
+def refuse_nan(prm: str, scores: list[list[float]]) -> None:
+    """A DataError if any step score is NaN (a diverged checkpoint): NaN compares false with everything, so
+    thresholds, picks and AUC ties would give figures that mean nothing, or never finish (issue #52)."""
+    import math
+
+    bad = sum(math.isnan(x) for s in scores for x in s)
+    if bad:
+        from prmlab.io import DataError
+
+        raise DataError(f"PRM {prm!r}: {bad} of {sum(map(len, scores))} step scores are NaN (a diverged checkpoint?); "
+                        "no figure is computed from them")
+
+
 def effective_max_length(path: str, max_length: int) -> int:
     """`max_length`, clamped to the checkpoint's `max_position_embeddings` (said on stderr): longer
     inputs would run past the positions the model was trained on (vLLM refuses them outright)."""

@@ -185,8 +185,11 @@ def prediction(item: ProcessBenchItem, scores: list[float], threshold: float) ->
     return None if p == -1 and len(scores) < len(item.steps) else p
 
 
-def eval_prm(scorer, items: dict[str, list[ProcessBenchItem]], threshold_subset: str) -> tuple[dict, dict]:
+def eval_prm(scorer, items: dict[str, list[ProcessBenchItem]], threshold_subset: str, name: str = "PRM") -> tuple[dict, dict]:
+    from prmlab.prm import refuse_nan
+
     scores = {s: scorer.score([(i.problem, i.steps) for i in its]) for s, its in items.items()}
+    refuse_nan(name, [x for sc in scores.values() for x in sc])
     at05 = subset_table(items, {s: [prediction(i, x, 0.5) for i, x in zip(items[s], scores[s])] for s in items})
     # No items to tune on: 0.5, flagged (`threshold_fallback`), never a threshold tuned on the reported items.
     t = best_threshold(scores[threshold_subset], [i.label for i in items[threshold_subset]])[0] \
@@ -250,7 +253,7 @@ def eval_processbench(a, cfg: dict, data, run) -> Done:
         # An outcome RM (layout orm) scores every prefix of steps as a response, as the paper scores ORMs here.
         with c.open_scorer(spec, per_prefix=True) as scorer:
             scorer.progress = f"eval_processbench {name}"
-            res, scores = eval_prm(scorer, items, c.threshold_subset)
+            res, scores = eval_prm(scorer, items, c.threshold_subset, name)
             res["truncated_items"] = scorer.truncated_items
             res["max_length"] = scorer.max_length
         results[f"prm/{name}"] = res
