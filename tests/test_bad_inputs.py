@@ -821,3 +821,14 @@ def test_nan_scores_never_become_figures(toy, tmp_path):
     with pytest.raises(DataError, match=r"^PRM 'judge': 1 of 3 step scores are NaN \(a diverged checkpoint\?\)"):
         refuse_nan("judge", [[0.9, float("nan")], [0.2]])
     refuse_nan("judge", [[0.9, float("-inf")], [0.2]])  # -inf is eval_bon's mark for a response cut to nothing
+
+
+def test_shard_fingerprint_covers_every_module_a_stage_imports():
+    """Issue #52: label_mc resumed shards graded by an old steps.py (`extract_answer`): the fingerprint hashed
+    labeling, generation and grading but not what they import. Now it follows every prmlab import."""
+    from prmlab import generation, grading, labeling, prompts, sampling
+    from prmlab.preflight import code_files
+
+    for mods in [(labeling, generation, grading), (labeling, generation, prompts), (sampling, generation, grading, prompts)]:
+        names = {f.relative_to(ROOT / "src" / "prmlab").as_posix() for f in code_files(*mods)}
+        assert {"steps.py", "records.py", "prompts/__init__.py", "grading.py", "generation.py"} <= names, names

@@ -162,14 +162,47 @@ def model_identity(model: str) -> dict:
     return {"model": model}  # a hub name or a server's model name (check_model has vetted paths)
 
 
+def code_files(*modules) -> list[Path]:
+    """The source files of `modules` and of every prmlab module they import, anywhere in them (function-level
+    imports too), followed to the end: what can change the records a stage writes."""
+    import ast
+
+    root = Path(__file__).parent  # src/prmlab
+    seen: set[Path] = set()
+    todo = [Path(m.__file__) for m in modules]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        for node in ast.walk(ast.parse(p.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "prmlab":  # from prmlab import prompts
+                names = [f"prmlab.{a.name}" for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for n in names:
+                if n.startswith("prmlab."):
+                    rel = n.split(".")[1:]
+                    todo += [c for c in (root.joinpath(*rel).with_suffix(".py"), root.joinpath(*rel, "__init__.py"))
+                             if c.is_file()]
+    return sorted(seen)
+
+
 def code_version(*modules) -> str:
-    """md5 over the source of the modules that produce a stage's records (the labelling code) and over
-    the policy's system prompt (`prmlab/prompts/policy_system.txt`): every policy prompt reaches the model
-    through it, so an edited prompt must not let a resumed stage mix shards made under two prompts. (The
-    judge's template is in label_judge's fingerprint itself; hashing every template here would make a
-    reworded critic prompt a dependency of sampling and MC labels.)"""
+    """md5 over the source of the modules that produce a stage's records and of every prmlab module they
+    import (`code_files`: an edit of steps.py's answer extraction or of records.py must not let a resumed
+    stage mix shards made by two versions, issue #52), and over the policy's system prompt
+    (`prmlab/prompts/policy_system.txt`): every policy prompt reaches the model through it. (The judge's
+    template is in label_judge's fingerprint itself; hashing every template here would make a reworded critic
+    prompt a dependency of sampling and MC labels.)"""
     h = hashlib.md5()
-    for m in modules:
-        h.update(Path(m.__file__).read_bytes())
-    h.update((Path(__file__).parent / "prompts" / "policy_system.txt").read_bytes())
+    root = Path(__file__).parent
+    for f in code_files(*modules):
+        h.update(str(f.relative_to(root)).encode())
+        h.update(f.read_bytes())
+    h.update((root / "prompts" / "policy_system.txt").read_bytes())
     return h.hexdigest()
