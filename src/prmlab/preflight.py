@@ -162,12 +162,15 @@ def model_identity(model: str) -> dict:
     return {"model": model}  # a hub name or a server's model name (check_model has vetted paths)
 
 
+PACKAGE = Path(__file__).parent  # src/prmlab
+
+
 def code_files(*modules) -> list[Path]:
     """The source files of `modules` and of every prmlab module they import, anywhere in them (function-level
     imports too), followed to the end: what can change the records a stage writes."""
     import ast
 
-    root = Path(__file__).parent  # src/prmlab
+    root = PACKAGE
     seen: set[Path] = set()
     todo = [Path(m.__file__) for m in modules]
     while todo:
@@ -200,9 +203,8 @@ def code_version(*modules) -> str:
     template is in label_judge's fingerprint itself; hashing every template here would make a reworded critic
     prompt a dependency of sampling and MC labels.)"""
     h = hashlib.md5()
-    root = Path(__file__).parent
     for f in code_files(*modules):
-        h.update(str(f.relative_to(root)).encode())
+        h.update(str(f.relative_to(PACKAGE)).encode())
         h.update(f.read_bytes())
-    h.update((root / "prompts" / "policy_system.txt").read_bytes())
+    h.update((Path(__file__).parent / "prompts" / "policy_system.txt").read_bytes())
     return h.hexdigest()
