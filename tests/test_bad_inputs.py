@@ -832,3 +832,22 @@ def test_shard_fingerprint_covers_every_module_a_stage_imports():
     for mods in [(labeling, generation, grading), (labeling, generation, prompts), (sampling, generation, grading, prompts)]:
         names = {f.relative_to(ROOT / "src" / "prmlab").as_posix() for f in code_files(*mods)}
         assert {"steps.py", "records.py", "prompts/__init__.py", "grading.py", "generation.py"} <= names, names
+
+
+def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsys):
+    """Issue #52: the transformers backend merged the model folder's generation_config.json into sampling (a
+    repetition_penalty there took accuracy from 0.52 to 0.00) and no params key showed it. Sampling now comes
+    from params alone; what the file set is said on stderr."""
+    from prmlab.generation import Sampling, make_generator
+
+    odd = tmp_path / "policy"
+    shutil.copytree(toy["policy"], odd)
+    gc = json.loads((odd / "generation_config.json").read_text())
+    (odd / "generation_config.json").write_text(json.dumps(gc | {"repetition_penalty": 5.0, "no_repeat_ngram_size": 2}))
+    prompt = [[{"role": "user", "content": "Tom has 3 apples and buys 4 more. How many apples does he have?"}]]
+    outs = {}
+    for name, path in (("plain", toy["policy"]), ("odd", str(odd))):
+        with make_generator(BackendConfig(model=path)) as gen:
+            outs[name] = [c.text for c in gen.chat(prompt, Sampling(max_tokens=60))[0]]
+    assert outs["odd"] == outs["plain"] and outs["plain"][0]
+    assert "generation_config.json sets {'no_repeat_ngram_size': 2, 'repetition_penalty': 5.0}: ignored" in capsys.readouterr().err

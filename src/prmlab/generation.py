@@ -207,6 +207,26 @@ def load_tokenizer(path: str):
     return tok
 
 
+# What a model folder's generation_config.json may set that sampling keeps: token ids and bookkeeping
+GENERATION_KEEP = {"bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id", "transformers_version",
+                   "_from_model_config", "output_attentions", "output_hidden_states", "use_cache"}
+
+
+def params_only_generation_config(gc, model: str):
+    """A GenerationConfig with the folder's token ids and nothing else: transformers merges the folder's
+    generation_config.json into every generate() call, so a `repetition_penalty` there (Qwen2.5-Math-7B-
+    Instruct ships 1.05) changed sampling that no params key showed (issue #52: 1.5 took a toy policy's
+    accuracy from 0.52 to 0.00). What is dropped is said once on stderr; vLLM, given SamplingParams, ignores
+    the file the same way."""
+    from transformers import GenerationConfig
+
+    dropped = {k: v for k, v in sorted(gc.to_diff_dict().items()) if k not in GENERATION_KEEP}
+    if dropped:
+        print(f"[generation] {model}: generation_config.json sets {dropped}: ignored, sampling comes from params",
+              file=sys.stderr)
+    return GenerationConfig(bos_token_id=gc.bos_token_id, eos_token_id=gc.eos_token_id, pad_token_id=gc.pad_token_id)
+
+
 class TransformersGenerator(Generator):
     def __init__(self, cfg: BackendConfig):
         import torch
@@ -219,6 +239,7 @@ class TransformersGenerator(Generator):
         dtype = getattr(torch, cfg.dtype) if cfg.dtype != "auto" else "auto"
         # safetensors only: a pickle checkpoint (*.bin) runs code when loaded
         self.model = AutoModelForCausalLM.from_pretrained(cfg.model, dtype=dtype, use_safetensors=True).to(self.device).eval()
+        self.model.generation_config = params_only_generation_config(self.model.generation_config, cfg.model)
 
     def generate(self, prompts: list[str], sampling: Sampling) -> list[list[Completion]]:
         torch = self.torch
