@@ -851,3 +851,23 @@ def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsy
             outs[name] = [c.text for c in gen.chat(prompt, Sampling(max_tokens=60))[0]]
     assert outs["odd"] == outs["plain"] and outs["plain"][0]
     assert "generation_config.json sets {'no_repeat_ngram_size': 2, 'repetition_penalty': 5.0}: ignored" in capsys.readouterr().err
+
+
+def test_two_train_prm_runs_on_one_output_folder(toy, tmp_path):
+    """Issue #52: two train_prm runs on one output folder both succeeded (only sharded stages took a lock);
+    the second now stops before any model loads."""
+    from types import SimpleNamespace
+
+    from prmlab.io import write_jsonl
+    from prmlab.training import TrainPRMConfig, prepare_train
+
+    write_jsonl(tmp_path / "train.jsonl", [PRMExample(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1], response_id="r")])
+    cfg = {"policy": BackendConfig(model=toy["policy"]), "train_prm": TrainPRMConfig()}
+    a = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "train.jsonl"))
+    assert len(prepare_train(a, cfg)) == 1
+    b = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "train.jsonl"))
+    with pytest.raises(DataError, match=r"prm: another run is writing this output"):
+        prepare_train(b, cfg)
+    a.lock.close()  # the first run ends: the output is free again
+    assert len(prepare_train(b, cfg)) == 1
+    b.lock.close()

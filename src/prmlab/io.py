@@ -138,6 +138,27 @@ def read_problems_and_responses(problems_path: str | Path, samples_path: str | P
     return problems, responses
 
 
+def output_lock(out: str | Path):
+    """Hold the one-writer lock of an output that is not sharded (a checkpoint folder): a second run on the
+    same output stops with one line instead of both writing it (issue #52). The lock file lives in the
+    temp dir, keyed by the output's absolute path, so the output's folder (a DVC out) holds nothing else;
+    it is released when the process ends. Returns the open lock file (keep it referenced)."""
+    import fcntl
+    import hashlib
+    import tempfile
+
+    path = Path(out).resolve()
+    d = Path(tempfile.gettempdir()) / "prmlab-locks"
+    d.mkdir(exist_ok=True)
+    f = open(d / (hashlib.md5(str(path).encode()).hexdigest() + ".lock"), "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        raise DataError(f"{out}: another run is writing this output; wait for it to finish or stop it") from None
+    return f
+
+
 class ShardWriter:
     """Resumable output: shards land atomically in `<out>.shards/`, `finish()` joins them into `out`.
 

@@ -433,7 +433,11 @@ def untrained(base: str, out: str, seed: int) -> dict:
 
 
 def prepare_train(a, cfg: dict) -> list[PRMExample]:
+    from prmlab.io import output_lock
+
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
+    if is_main_process():  # one run per checkpoint folder (torchrun's other processes share the first's)
+        a.lock = output_lock(a.out)
     examples = read_jsonl(a.train, PRMExample)
     return examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
 
