@@ -166,8 +166,9 @@ PACKAGE = Path(__file__).parent  # src/prmlab
 
 
 def code_files(*modules) -> list[Path]:
-    """The source files of `modules` and of every prmlab module they import, anywhere in them (function-level
-    imports too), followed to the end: what can change the records a stage writes."""
+    """The source files of `modules` and of every prmlab module they import at module level, followed to the
+    end: what loading them loads (those are a stage's DVC deps too; tests/graph_audit.py checks that every
+    file a stage reads is one, so function-level imports are left to the modules passed in)."""
     import ast
 
     root = PACKAGE
@@ -178,7 +179,7 @@ def code_files(*modules) -> list[Path]:
         if p in seen:
             continue
         seen.add(p)
-        for node in ast.walk(ast.parse(p.read_text())):
+        for node in ast.parse(p.read_text()).body:  # module-level imports: what loading the module runs
             if isinstance(node, ast.ImportFrom) and node.module == "prmlab":  # from prmlab import prompts
                 names = [f"prmlab.{a.name}" for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
