@@ -871,3 +871,17 @@ def test_two_train_prm_runs_on_one_output_folder(toy, tmp_path):
     a.lock.close()  # the first run ends: the output is free again
     assert len(prepare_train(b, cfg)) == 1
     b.lock.close()
+
+
+def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
+    """Issue #52: PRMLAB_PARAMS set in the shell overrode what dvc.lock records under `dvc repro`. Under DVC
+    (DVC_STAGE set) a stage reads the repo's params.yaml or stops with one line."""
+    from prmlab.stage import check_dvc_params
+
+    monkeypatch.setenv("DVC_ROOT", str(tmp_path))
+    monkeypatch.setenv("DVC_STAGE", "train_prm@judge")
+    check_dvc_params(str(tmp_path / "params.yaml"))
+    with pytest.raises(ParamsError, match=r"^--params /elsewhere/p\.yaml \(from PRMLAB_PARAMS\?\) under `dvc repro` \(train_prm@judge\)"):
+        check_dvc_params("/elsewhere/p.yaml")
+    monkeypatch.delenv("DVC_STAGE")
+    check_dvc_params("/elsewhere/p.yaml")  # outside DVC: any file

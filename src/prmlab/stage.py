@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 LOG_MAX_BYTES = 4 * 2**20
@@ -77,6 +78,19 @@ def parse(description: str, paths: dict[str, Any], argv: list[str] | None = None
     return ap.parse_args(argv)
 
 
+def check_dvc_params(params: str) -> None:
+    """Under `dvc repro` (DVC sets DVC_STAGE) a stage must read the params DVC records in dvc.lock: the
+    repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
+    (issue #52)."""
+    from prmlab.params import ParamsError
+
+    stage = os.environ.get("DVC_STAGE")
+    if stage and Path(params).resolve() != (Path(os.environ.get("DVC_ROOT", ".")) / "params.yaml").resolve():
+        raise ParamsError(f"--params {params} (from PRMLAB_PARAMS?) under `dvc repro` ({stage}): DVC records params.yaml "
+                          "in dvc.lock, so this run would disagree with its record; unset PRMLAB_PARAMS or copy the file "
+                          "to params.yaml")
+
+
 def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Callable[..., Done],
               sections: dict[str, type] | None = None, prepare: Callable[..., Any] | None = None,
               inputs: list[str] = (), tags: dict[str, str] | None = None, torch: bool = False,
@@ -93,6 +107,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     name = name.format(**vars(a))
     metrics = getattr(a, "metrics", None)
     try:
+        check_dvc_params(a.params)
         named = {s.format(**vars(a)): cls for s, cls in (sections or {}).items()}
         cfg = {s: load_params(s, cls, a.params) for s, cls in named.items()}
         data = prepare(a, cfg) if prepare else None
