@@ -885,3 +885,16 @@ def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
         check_dvc_params("/elsewhere/p.yaml")
     monkeypatch.delenv("DVC_STAGE")
     check_dvc_params("/elsewhere/p.yaml")  # outside DVC: any file
+
+
+def test_params_path_that_is_a_folder_or_not_utf8(tmp_path):
+    """Issue #52: `--params` naming a folder, and a params file with a non-UTF-8 byte, ended in tracebacks
+    that named no file."""
+    from prmlab.params import read_params
+
+    with pytest.raises(ParamsError, match=rf"^{re.escape(str(tmp_path))}: is a folder, not a params file$"):
+        read_params(tmp_path)
+    bad = tmp_path / "p.yaml"
+    bad.write_bytes(b"toy:\n  n_train: 8\n  note: caf\xe9\n")
+    with pytest.raises(ParamsError, match=rf"^{re.escape(str(bad))}: line 3: not UTF-8 \(byte 0xe9\)$"):
+        read_params(bad)

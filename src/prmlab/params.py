@@ -39,6 +39,11 @@ def read_params(path: str | Path | None = None) -> dict[str, Any]:
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ParamsError(f"{p}: params file not found") from None
+    except IsADirectoryError:
+        raise ParamsError(f"{p}: is a folder, not a params file") from None
+    except UnicodeDecodeError as e:
+        line = p.read_bytes()[: e.start].count(b"\n") + 1
+        raise ParamsError(f"{p}: line {line}: not UTF-8 (byte {e.object[e.start]:#04x})") from None
     except yaml.YAMLError as e:
         raise ParamsError(f"{p}: invalid YAML: {e}") from None
     if not isinstance(data, dict):
