@@ -229,7 +229,13 @@ def show_metrics(path: Path) -> None:
         for k, v in d.items():
             yield from rows(v, f"{prefix}{k}.") if isinstance(v, dict) else [(f"{prefix}{k}", v)]
 
-    items = list(rows(json.loads(path.read_text())))
+    try:
+        data = json.loads(path.read_text())
+    except ValueError as e:  # truncated, empty or not UTF-8: one line naming the file (issue #52)
+        sys.exit(f"prmlab metrics: {path} is not valid JSON ({e}); rerun the stage that writes it (`dvc repro`)")
+    items = list(rows(data)) if isinstance(data, dict) else []
+    if not items:
+        sys.exit(f"prmlab metrics: {path} holds no metrics; rerun the stage that writes it (`dvc repro`)")
     width = max(len(k) for k, _ in items)
     for k, v in items:
         print(f"{k:<{width}}  {v}")

@@ -898,3 +898,14 @@ def test_params_path_that_is_a_folder_or_not_utf8(tmp_path):
     bad.write_bytes(b"toy:\n  n_train: 8\n  note: caf\xe9\n")
     with pytest.raises(ParamsError, match=rf"^{re.escape(str(bad))}: line 3: not UTF-8 \(byte 0xe9\)$"):
         read_params(bad)
+
+
+@pytest.mark.parametrize("text, says", [('{"headline": {"f1": 0.5', "is not valid JSON"), ("", "is not valid JSON"),
+                                        ("{}", "holds no metrics"), ("[1, 2]", "holds no metrics")])
+def test_prmlab_metrics_on_a_broken_file(tmp_path, text, says):
+    """Issue #52: `prmlab metrics` on a truncated or empty JSON file ended in a traceback."""
+    f = tmp_path / "metrics.json"
+    f.write_text(text)
+    out = subprocess.run([sys.executable, "-m", "flows.cli", "metrics", "--file", str(f)], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.strip().startswith(f"prmlab metrics: {f} {says}"), out.stderr[-500:]
+    assert "Traceback" not in out.stderr
