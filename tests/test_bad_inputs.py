@@ -9,6 +9,7 @@ and kills it after its first shard (resume, stale shards, MLflow, temp files, pe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -909,3 +910,19 @@ def test_prmlab_metrics_on_a_broken_file(tmp_path, text, says):
     out = subprocess.run([sys.executable, "-m", "flows.cli", "metrics", "--file", str(f)], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 1 and out.stderr.strip().startswith(f"prmlab metrics: {f} {says}"), out.stderr[-500:]
     assert "Traceback" not in out.stderr
+
+
+def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
+    """Issue #52: ProcessBench items without a `subset` (or in a subset not configured) were dropped without a
+    count (20 of 40). They are counted per subset, said on stderr and kept in the metrics."""
+    from prmlab.io import write_jsonl
+    from prmlab.processbench import EvalPBConfig, load_items
+
+    item = ProcessBenchItem(id="a", generator="g", problem="1 + 1?", steps=["1 + 1 = 2"], final_answer_correct=True,
+                            label=-1, subset="toy")
+    rows = [item, dataclasses.replace(item, id="b", subset=""), dataclasses.replace(item, id="c", subset=""),
+            dataclasses.replace(item, id="d", subset="gsm8k")]
+    write_jsonl(tmp_path / "items.jsonl", rows)
+    items, outside = load_items(EvalPBConfig(subsets=["toy"], threshold_subset="toy"), str(tmp_path / "items.jsonl"))
+    assert [i.id for i in items["toy"]] == ["a"] and outside == {"(none)": 2, "gsm8k": 1}
+    assert "3 of 4 items are in no subset of eval_processbench.subsets and are not evaluated" in capsys.readouterr().err

@@ -147,12 +147,20 @@ class EvalPBConfig(PRMScoring):
         return Sampling(n=self.critic_n, temperature=t, top_p=p, top_k=k, max_tokens=self.critic_max_tokens)
 
 
-def load_items(cfg: EvalPBConfig, path: str) -> dict[str, list[ProcessBenchItem]]:
+def load_items(cfg: EvalPBConfig, path: str) -> tuple[dict[str, list[ProcessBenchItem]], dict[str, int]]:
     """Items per configured subset (toy: built by build_processbench@toy; real: written by inputs@real),
-    capped per subset by `max_items`, stratified so a capped run keeps both erroneous and error-free items."""
+    capped per subset by `max_items`, stratified so a capped run keeps both erroneous and error-free items;
+    and the count of items left out per other subset ("(none)" for an item without one): said on stderr and kept in
+    the metrics (`items_outside_subsets`), never dropped unseen (issue #52)."""
+    from collections import Counter
+
     from prmlab.data import stratified_head
 
     rows = read_jsonl(path, ProcessBenchItem)
+    outside = dict(sorted(Counter(i.subset or "(none)" for i in rows if i.subset not in cfg.subsets).items()))
+    if outside:
+        print(f"[eval_processbench] WARNING: {path}: {sum(outside.values())} of {len(rows)} items are in no subset of "
+              f"eval_processbench.subsets and are not evaluated: {outside} ((none): no subset field)", file=sys.stderr)
     out = {}
     for s in cfg.subsets:
         items = [i for i in rows if i.subset == s]
@@ -162,7 +170,7 @@ def load_items(cfg: EvalPBConfig, path: str) -> dict[str, list[ProcessBenchItem]
                   f"(subsets present: {sorted({i.subset for i in rows})})", file=sys.stderr)
             continue
         out[s] = stratified_head(items, cfg.max_items) if cfg.max_items else items
-    return out
+    return out, outside
 
 
 def subset_table(items: dict[str, list[ProcessBenchItem]], preds: dict[str, list[int | None]]) -> dict:
@@ -230,7 +238,7 @@ def prepare_eval(a, cfg: dict):
     """The PRMs (checked) and the items per subset; the critic's template and sampling checked too."""
     c, judge = cfg["eval_processbench"], cfg["judge"]
     prms = checked_prms(a, c.reference_prms, c.scorer)
-    items = load_items(c, a.items)
+    items, outside = load_items(c, a.items)
     if c.critic:  # fail now, not after the PRMs: a bad template or sampling setting
         check_backend("judge", judge)
         try:
@@ -240,13 +248,13 @@ def prepare_eval(a, cfg: dict):
         check_sampling("eval_processbench", lambda: c.critic_sampling(judge.model), n="critic_n",
                        temperature="critic_temperature", top_p="critic_top_p", top_k="critic_top_k",
                        max_tokens="critic_max_tokens")
-    return prms, items
+    return prms, items, outside
 
 
 def eval_processbench(a, cfg: dict, data, run) -> Done:
     """Stage eval_processbench: every PRM (`eval_prm`) and the critic (`eval_critic`) on the items."""
 
-    c, judge, (prms, items) = cfg["eval_processbench"], cfg["judge"], data
+    c, judge, (prms, items, outside) = cfg["eval_processbench"], cfg["judge"], data
     run.params({"prms": prms})
     results, rows = {}, []
     for name, spec in prms.items():
@@ -272,10 +280,11 @@ def eval_processbench(a, cfg: dict, data, run) -> Done:
         rows += [{"model": "critic/judge", "subset": s, "id": i.id, "label": i.label, "pred": p}
                  for s, its in items.items() for i, p in zip(its, preds[s])]
     m = {"items": {s: len(v) for s, v in items.items()}, "models": results,
-         "empty_subsets": [s for s in c.subsets if s not in items]}
+         "empty_subsets": [s for s in c.subsets if s not in items], "items_outside_subsets": outside}
     best = {k: (v["tuned"]["average_f1"] if "tuned" in v else v["average_f1"]) for k, v in results.items()}
     return Done(m, f"{sum(len(v) for v in items.values())} items, {len(results)} models; average F1: "
                 + ", ".join(f"{k}={f:.1f}" for k, f in best.items())
                 + "".join(f"; {k}: {v['truncated_items']} items truncated to max_length (graded wrong unless an error was found)"
-                          for k, v in results.items() if v.get("truncated_items")),
+                          for k, v in results.items() if v.get("truncated_items"))
+                + (f"; {sum(outside.values())} items outside eval_processbench.subsets, not evaluated" if outside else ""),
                 outputs={a.scores: rows})
