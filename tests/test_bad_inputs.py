@@ -400,12 +400,14 @@ def test_eval_bon_counts_truncated_responses(toy, tmp_path):
 
     prm = tmp_path / "prm"
     untrained(toy["policy"], str(prm), 0)  # scores are beside the point: the count is
-    problems = read_jsonl(toy["problems"] / "eval.jsonl", Problem)[:2]
+    problems = read_jsonl(toy["problems"] / "eval.jsonl", Problem)[:3]
     _write_lines(tmp_path / "problems.jsonl", [json.dumps(p.to_dict()) for p in problems])
     short = ["1 + 1 = 2"]
     long_ = [f"{i} + 1 = {i + 1}" for i in range(60)]
     rows = [Response(problem_id=p.id, response_id=f"{p.id}-{k}", steps=s, answer="2", correct=False)
-            for p in problems for k, s in enumerate([short, long_])]
+            for p in problems[:2] for k, s in enumerate([short, long_])]
+    # issue #52: a problem with fewer than eval_bon.n responses is counted, not reported as a whole @n
+    rows.append(Response(problem_id=problems[2].id, response_id="only", steps=short, answer="2", correct=False))
     _write_lines(tmp_path / "samples.jsonl", [json.dumps(r.to_dict()) for r in rows])
     params = _params(tmp_path, eval_bon={"max_length": 160, "n": 2})
     p = subprocess.run([sys.executable, "-m", "stages.eval_bon", "--problems", str(tmp_path / "problems.jsonl"),
@@ -416,6 +418,8 @@ def test_eval_bon_counts_truncated_responses(toy, tmp_path):
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["truncation"] == {"toy": {"truncated_responses": 2, "unscored_responses": 0}}
     assert "toy: 2 responses truncated to max_length, 0 unscored" in p.stdout
+    assert m["problems_with_fewer_than_n"] == 1 and "1 problems have fewer than 2 responses (their @2 is over fewer)" in p.stdout
+    assert "1 of 3 problems have fewer than eval_bon.n = 2 responses" in p.stderr
 
 
 # --- the stage CLIs: one line `[stage] error: ...`, exit 2, before any model loads ----------------

@@ -10,6 +10,7 @@ pass@N and a random pick, per benchmark and averaged; `bon_by_n` the same at eac
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -154,6 +155,9 @@ def prepare_bon(a, cfg: dict):
     if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
         raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
                          f"(sample_eval.n); lower eval_bon.n or sample more")
+    if short := sum(len(rs) < c.n for rs in groups.values()):
+        print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
+              "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)
     return prms, problems, groups
 
 
@@ -190,12 +194,15 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
                            "unscored_responses": sum(not s for s in sc)}
         rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
                   "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
-    m = {"problems": len(groups), "responses": len(responses), "n": c.n, "results": results, "by_n": by_n_rows(by_n),
-         "scorer_max_length": scorer_max_length, "truncation": truncated,
+    # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole (#52)
+    short = sum(len(rs) < c.n for rs in groups.values())
+    m = {"problems": len(groups), "responses": len(responses), "n": c.n, "problems_with_fewer_than_n": short,
+         "results": results, "by_n": by_n_rows(by_n), "scorer_max_length": scorer_max_length, "truncation": truncated,
          "within_problem_auc": within, "over_maj": vs_maj}
     avg = results["baselines"]["average"]
     return Done(m, f"{len(groups)} problems x <= {c.n}: maj@{c.n} {avg['maj']:.1f}, pass@{c.n} {avg['pass']:.1f}; "
                 + ", ".join(f"{k} prm@{c.n} {v['average'].get('prm_product', 0):.1f}" for k, v in results.items() if k != "baselines")
                 + "".join(f"; {k}: {t['truncated_responses']} responses truncated to max_length, {t['unscored_responses']} unscored"
-                          for k, t in truncated.items() if t["truncated_responses"]),
+                          for k, t in truncated.items() if t["truncated_responses"])
+                + (f"; {short} problems have fewer than {c.n} responses (their @{c.n} is over fewer)" if short else ""),
                 outputs={a.scores: rows})
