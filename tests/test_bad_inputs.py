@@ -930,3 +930,12 @@ def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
     items, outside = load_items(EvalPBConfig(subsets=["toy"], threshold_subset="toy"), str(tmp_path / "items.jsonl"))
     assert [i.id for i in items["toy"]] == ["a"] and outside == {"(none)": 2, "gsm8k": 1}
     assert "3 of 4 items are in no subset of eval_processbench.subsets and are not evaluated" in capsys.readouterr().err
+
+
+def test_a_blank_step_in_a_response_is_named(tmp_path):
+    """Issue #52: a whitespace-only middle step was rolled out by label_mc and labelled like a step."""
+    r = Response(problem_id="p", response_id="r", steps=["1 + 1 = 2", "  \n ", "so 2"], answer="2", correct=True)
+    _write_lines(tmp_path / "s.jsonl", [json.dumps(Response(problem_id="p", response_id="ok", steps=["a"], answer="2",
+                                                             correct=True).to_dict()), json.dumps(r.to_dict())])
+    with pytest.raises(DataError, match=r"s\.jsonl:2: .*field 'steps': step 1 is empty or whitespace only"):
+        read_jsonl(tmp_path / "s.jsonl", Response)
