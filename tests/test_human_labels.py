@@ -199,3 +199,15 @@ def test_human_data_stage_converts_dedups_and_counts(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert bad.stderr.startswith(f"[human_data@math_shepherd] error: {path}:1: not a math_shepherd row: a prm800k row")
+
+
+def test_a_row_repeated_across_files_is_one_example(tmp_path):
+    """Issue #52: the same PRM800K row in two shard files trained and counted twice. It is one example and a
+    count; the same solution with other ratings (another rater) stays."""
+    d = tmp_path / "prm800k"
+    d.mkdir()
+    _write(d, [_prm800k([_step(1), _step(-1)])], "phase1_train.jsonl")
+    _write(d, [_prm800k([_step(1), _step(-1)]), _prm800k([_step(1), _step(1)])], "phase2_train.jsonl")
+    examples, counts = load_human("prm800k", d)
+    assert [e.labels for e in examples] == [[1, 0], [1, 1]] and counts["duplicate_rows_dropped"] == 1
+    assert counts["rows"] == 3 and counts["examples"] == 2

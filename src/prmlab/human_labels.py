@@ -220,6 +220,17 @@ def load_human(source: str, path: str | Path) -> tuple[list[PRMExample], dict[st
             ex = convert(row, where, counts)
             if ex is not None:
                 out.append(ex)
+    # The same labelled solution twice (a row repeated across shard files) is one example, counted (issue #52:
+    # it trained and counted twice). The same text with other labels (another rater) is kept: that is data.
+    seen, unique = set(), []
+    for ex in out:
+        k = (ex.prompt, tuple(ex.completions), tuple(ex.labels))
+        if k in seen:
+            counts["duplicate_rows_dropped"] += 1
+        else:
+            seen.add(k)
+            unique.append(ex)
+    out = unique
     counts["examples"] = len(out)
     counts["with_wrong_step"] = sum(0 in ex.labels for ex in out)
     counts["steps"] = sum(len(ex.labels) for ex in out)
@@ -268,5 +279,6 @@ def human_examples(a, cfg: dict, data, run):
     skipped = {k: v for k, v in m.items() if k.startswith("skipped_") and v}
     return Done(m, f"{m['rows']} rows -> {len(examples)} examples"
                    + (f" (skipped: {', '.join(f'{k[8:]} {v}' for k, v in skipped.items())})" if skipped else "")
+                   + (f"; {m['duplicate_rows_dropped']} repeated rows counted once" if m.get("duplicate_rows_dropped") else "")
                    + f"; {removed['removed_total']} share a problem with an evaluation set and were dropped; "
                    f"{len(kept)} kept ({m['with_wrong_step']} with a wrong step) -> {a.out}", outputs={a.out: kept})
