@@ -939,3 +939,43 @@ def test_a_blank_step_in_a_response_is_named(tmp_path):
                                                              correct=True).to_dict()), json.dumps(r.to_dict())])
     with pytest.raises(DataError, match=r"s\.jsonl:2: .*field 'steps': step 1 is empty or whitespace only"):
         read_jsonl(tmp_path / "s.jsonl", Response)
+
+
+def test_a_tracking_store_that_never_answers_or_is_broken(tmp_path):
+    """Issue #52: an MLflow server that accepts and never answers held a stage 20+ minutes before any work; a
+    locked, corrupt or refusing store cost 248 s of retries, then a traceback. The store is checked first,
+    within 5 s, and named in one line."""
+    import sqlite3
+
+    from prmlab.tracking import check_store
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # accepts connections (the kernel's backlog) and never answers
+    port = silent.getsockname()[1]
+    t0 = time.monotonic()
+    with pytest.raises(ParamsError, match=rf"^MLFLOW_TRACKING_URI http://127\.0\.0\.1:{port}: the tracking server did not "
+                                          r"answer in 1 s"):
+        check_store(f"http://127.0.0.1:{port}", timeout_s=1.0)
+    assert time.monotonic() - t0 < 10
+    silent.close()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    with pytest.raises(ParamsError, match="the tracking server did not answer"):  # refused
+        check_store(f"http://127.0.0.1:{closed}", timeout_s=1.0)
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ParamsError, match=rf"^MLFLOW_TRACKING_URI sqlite:///{re.escape(str(corrupt))}: the tracking store "
+                                          r"cannot be written \(file is not a database"):
+        check_store(f"sqlite:///{corrupt}", timeout_s=1.0)
+    locked = tmp_path / "locked.db"
+    holder = sqlite3.connect(locked, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(ParamsError, match=r"cannot be written \(database is locked; waited 1 s\)"):
+        check_store(f"sqlite:///{locked}", timeout_s=1.0)
+    holder.rollback()
+    holder.close()
+    check_store(f"sqlite:///{locked}", timeout_s=1.0)  # free again
+    check_store(f"sqlite:///{tmp_path / 'new.db'}")  # not there yet: MLflow creates it

@@ -101,13 +101,14 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     of the core in a process of `torchrun` other than the first, which records nothing."""
     from prmlab.io import DataError, write_json, write_jsonl
     from prmlab.params import ParamsError, load_params
-    from prmlab.tracking import done_line, stage_run
+    from prmlab.tracking import check_store, done_line, stage_run
 
     a = parse(description, paths, argv)
     name = name.format(**vars(a))
     metrics = getattr(a, "metrics", None)
     try:
         check_dvc_params(a.params)
+        check_store()
         named = {s.format(**vars(a)): cls for s, cls in (sections or {}).items()}
         cfg = {s: load_params(s, cls, a.params) for s, cls in named.items()}
         data = prepare(a, cfg) if prepare else None

@@ -38,6 +38,47 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_URI)
 
 
+STORE_TIMEOUT_S = 5.0
+
+
+def check_store(uri: str | None = None, timeout_s: float = STORE_TIMEOUT_S) -> None:
+    """The tracking store answers, within `timeout_s`, before a stage does any work: a server that accepts
+    and never answers had held a stage 20+ minutes, a locked, corrupt or refusing store 248 s of retries and a
+    traceback (issue #52). A ParamsError naming MLFLOW_TRACKING_URI otherwise. Later requests are bounded too
+    (MLflow's HTTP timeout and retries, unless set)."""
+    import sqlite3
+    import urllib.error
+    import urllib.request
+
+    from prmlab.params import ParamsError
+
+    uri = uri or tracking_uri()
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "60")
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "3")
+    if uri.startswith(("http://", "https://")):
+        try:
+            urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s).read(64)
+        except urllib.error.HTTPError:
+            return  # it answered (an old server without /health, or one behind auth): reachable
+        except (OSError, ValueError) as e:
+            why = getattr(e, "reason", e)
+            raise ParamsError(f"MLFLOW_TRACKING_URI {redact(uri)}: the tracking server did not answer in {timeout_s:.0f} s "
+                              f"({why})") from None
+    elif uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).exists():
+        db = uri[len("sqlite:///"):]
+        try:
+            con = sqlite3.connect(db, timeout=timeout_s)
+            try:
+                con.execute("BEGIN IMMEDIATE")  # a writer's lock, as a run will need; released at once
+                con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                con.rollback()
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store cannot be written ({e}; waited "
+                              f"{timeout_s:.0f} s)") from None
+
+
 def md5_path(path: str | Path) -> str:
     """md5 of a file's bytes; for a folder, md5 over its sorted (relative path, file md5) pairs."""
     p = Path(path)
