@@ -155,9 +155,6 @@ def prepare_bon(a, cfg: dict):
     if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
         raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
                          f"(sample_eval.n); lower eval_bon.n or sample more")
-    if short := sum(len(rs) < c.n for rs in groups.values()):
-        print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
-              "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)
     return prms, problems, groups
 
 
@@ -168,6 +165,10 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
     c, (prms, problems, groups) = cfg["eval_bon"], data
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]
+    # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole (#52)
+    if short := sum(len(rs) < c.n for rs in groups.values()):
+        print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
+              "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)
     results, rows, scorer_max_length, truncated, within, vs_maj = {}, [], {}, {}, {}, {}
     base = bon_table(problems, groups, None, [])
     results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
@@ -194,8 +195,6 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
                            "unscored_responses": sum(not s for s in sc)}
         rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
                   "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
-    # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole (#52)
-    short = sum(len(rs) < c.n for rs in groups.values())
     m = {"problems": len(groups), "responses": len(responses), "n": c.n, "problems_with_fewer_than_n": short,
          "results": results, "by_n": by_n_rows(by_n), "scorer_max_length": scorer_max_length, "truncation": truncated,
          "within_problem_auc": within, "over_maj": vs_maj}

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal
 
 from prmlab.params import check
-from prmlab.tracking import Progress
+from prmlab.tracking import Progress, url_secrets
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")  # what both engines take by name
 
@@ -64,8 +64,6 @@ class BackendConfig:
         check(self.max_retries >= 0, f"max_retries must be >= 0, got {self.max_retries}")
         check(self.timeout_s > 0, f"timeout_s must be > 0, got {self.timeout_s}")
         # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them (issue #52)
-        from prmlab.tracking import url_secrets
-
         secret = url_secrets(self.base_url)
         check(secret is None, f"base_url carries {secret}, which dvc.lock and MLflow would record: put the key in the "
                               "environment variable that api_key_env names (it is sent as a bearer token)")

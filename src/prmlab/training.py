@@ -112,13 +112,14 @@ def micro_batches(lengths: list[int], cfg: TrainPRMConfig, rng: random.Random) -
                  for i in sorted(order[k:k + mega], key=lambda i: -lengths[i])]
     out: list[list[int]] = []
     cur: list[int] = []
+    total = longest = 0  # the current micro-batch's real tokens and longest example
     for i in order:
-        cost = sum(lengths[j] for j in cur) + lengths[i] if cfg.batching == "packed" else \
-            (len(cur) + 1) * max([lengths[i], *(lengths[j] for j in cur)])
+        cost = total + lengths[i] if cfg.batching == "packed" else (len(cur) + 1) * max(longest, lengths[i])
         if cur and (len(cur) >= cfg.batch_size or cost > budget):
             out.append(cur)
-            cur = []
+            cur, total, longest = [], 0, 0
         cur.append(i)
+        total, longest = total + lengths[i], max(longest, lengths[i])
     if cur:
         out.append(cur)
     if cfg.batching == "grouped":
