@@ -430,15 +430,22 @@ def main() -> None:
         md += ["## Is PRM training deterministic? (`benchmarks/bench_determinism.py`)", "",
                f"The same PRM (policy init, {d['examples']} toy solutions, {d['steps']} optimizer steps, seed 0) trained "
                f"in separate processes and its weights compared bit for bit (torch {d['torch']}, {d['cpus']} CPUs). "
-               "Run to run on one machine it repeats exactly; the torch thread count changes the order of floating-"
-               "point sums, so another machine (another core count or CPU kernels) trains other weights from "
-               "identical data, and the differences grow over a real run's steps.", "",
+               "Run to run on one machine it repeats exactly; where a pair below differs, that setting (the torch "
+               "thread count, the CPU's kernels) changes the order of floating-point sums, so a machine that differs "
+               "in it trains other weights from identical data, and the differences grow over a real run's steps.", "",
                "| runs compared | identical | largest weight difference | final loss |", "|---|---|---|---|"]
         for pair, v in d["pairs"].items():
-            x, y = pair.split(" vs ")
-            md.append(f"| {pair} ({d['runs'][x]['threads']} vs {d['runs'][y]['threads']} threads) | "
-                      f"{'yes' if v['identical'] else 'no'} | {v['max_abs_diff']:.2g} | "
-                      f"{d['runs'][x]['final_logged_loss']:.7f} / {d['runs'][y]['final_logged_loss']:.7f} |")
+            x, y = (d["runs"][r] for r in pair.split(" vs "))
+            how = (f"{x['threads']} vs {y['threads']} threads" if x.get("kernels") == y.get("kernels")
+                   else f"{x['kernels']} vs {y['kernels']} kernels, {x['threads']} threads")
+            md.append(f"| {pair} ({how}) | {'yes' if v['identical'] else 'no'} | {v['max_abs_diff']:.2g} | "
+                      f"{x['final_logged_loss']:.7f} / {y['final_logged_loss']:.7f} |")
+        if "samples" in d:
+            cpu = d["machine"]
+            md += ["", f"Machine: {cpu['vendor']} {cpu['model']} ({cpu['isa']}). The toy policy's sampled texts (16 problems "
+                   f"x 4 responses at temperature 0.7), on its own kernels and pinned to AVX2: "
+                   f"**{'identical' if d['samples_identical'] else 'different'}**, so the labels built from them do not "
+                   "move with the CPU's kernels while trained weights do."]
         md.append("")
     for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_gpu.json"))):
         md += layouts(b)

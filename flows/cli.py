@@ -270,6 +270,14 @@ def main(argv: list[str] | None = None) -> None:
         if a.name and len(a.prm) > 1:
             sys.exit("prmlab eval: --name names one PRM; several get their folder's or model's name")
         names = [a.name] if a.name else [Path(p.rstrip("/")).name for p in a.prm]
+        from prmlab.layouts import check_prm_name
+        from prmlab.params import ParamsError
+
+        try:
+            for n in names:
+                check_prm_name("--name" if a.name else f"the name of {n}", n)
+        except ParamsError as err:
+            sys.exit(f"prmlab eval: {err}")
         if len(set(names)) < len(names):
             sys.exit(f"prmlab eval: two PRMs share a name ({names}); evaluate them apart with --name")
         out = Path(a.out or (f"runs/eval-{names[0]}" if len(names) == 1 else "runs/eval"))

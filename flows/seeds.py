@@ -148,7 +148,8 @@ def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, 
 
     out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
     write_json(out, {"seed": k, "commit": commit, "study": study_id(project_dir, commit), "ran": ran,
-                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline})
+                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline,
+                     "machines": findings.get("machines", [])})
     return out
 
 
@@ -172,8 +173,12 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, st
 
 def provenance(recs: dict[str, dict]) -> list[str]:
     """Markdown lines: each seed's commit and how it ran (the committed study, a DVC experiment, or elsewhere)."""
-    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r['ran']}" for name, r in sorted(recs.items())],
-            ""] if recs else []
+    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r['ran']}"
+                                        + (f"; PRMs trained on {'; '.join(r['machines'])}" if r.get("machines") else "")
+                                        for name, r in sorted(recs.items())], "",
+            "Trained weights move with the CPU (its core count and its kernels: AVX-512, AVX2), labels do not "
+            "(benchmarks/bench_determinism.py; issue #52): each seed's figures of a trained model are its machine's, "
+            "and seeds run on several kinds of machine carry that spread in their across-seed interval.", ""] if recs else []
 
 
 def runs(recs: dict[str, dict]) -> dict[str, dict[str, str]]:

@@ -120,7 +120,9 @@ def run_stage(d: Path, st: dict, threads: int) -> tuple[int, float]:
     remove(d, st["outs"])
     pythonpath = ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), os.environ.get("PYTHONPATH", "")) if x)
     env = {**os.environ, "PYTHONPATH": pythonpath, "PRMLAB_CPUS": str(threads), "OMP_NUM_THREADS": str(threads),
-           "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1"}
+           "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1",
+           # as `dvc repro` sets them: a foreach stage (train_prm@judge) reads its source from DVC_STAGE
+           "DVC_STAGE": st["name"], "DVC_ROOT": str(d)}
     # No shell: a params string in the command (a source name, a path) stays one argument and never runs
     # (issue #52: a source named `judge\`touch PWNED\`` ran its backticks under shell=True)
     argv = shlex.split(st["cmd"])

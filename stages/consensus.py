@@ -18,18 +18,21 @@ Core: prmlab.training_sets.consensus, prmlab.training_sets.prm_data (--source).
 Outputs: --metrics JSON and --audit-table JSON, or --out JSONL (PRMExample) for --source.
 Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
      python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --source judge --out data/prm_train/judge.jsonl
+(under `dvc repro`, stage prm_data@<source> names the source and --out says `{source}`: no params string
+reaches DVC's shell)
 """
 
 import sys
 
-from prmlab.stage import run_stage
+from prmlab.stage import foreach_key, run_stage
 from prmlab.training import TrainPRMConfig
 from prmlab.training_sets import consensus, prepare_consensus, prm_data
 
 
 def main() -> None:
-    one_set = "--source" in sys.argv  # prm_data@<source>: one training set; without it, stage consensus
-    outs = ({"source": "one label source", "out": "its training set JSONL",
+    # prm_data@<source> (--source, or DVC runs a prm_data@ stage): one training set; else stage consensus
+    one_set = "--source" in sys.argv or foreach_key("prm_data") is not None
+    outs = ({"source": "?one label source (default: DVC's stage prm_data@<source>)", "out": "its training set JSONL",
              "human": {"default": "data/human", "help": "folder of human_data@<source> outputs (prm800k, math_shepherd)"}}
             if one_set else {"metrics": "metrics JSON", "audit_table": "audit table JSON"})
     run_stage("prm_data@{source}" if one_set else "consensus", __doc__,

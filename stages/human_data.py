@@ -11,6 +11,8 @@ Inputs: --file (named in params `human_labels`, never fetched), --eval-texts (ev
 problem texts, uncapped, as the profile's first stage wrote them). Core: prmlab.human_labels.human_examples.
 Outputs: --out JSONL (PRMExample), --metrics JSON.
 Run: python -m stages.human_data --source prm800k --file ../prm800k/data --eval-texts data/problems/eval_texts.json --out data/human/prm800k.jsonl --metrics metrics/human_data/prm800k.json
+(under `dvc repro`, stage human_data@<source> names the source, --file defaults to params human_labels.<source>
+and the paths say `{source}`: no params string reaches DVC's shell)
 """
 
 from prmlab.human_labels import human_examples, read_human
@@ -19,7 +21,8 @@ from prmlab.stage import run_stage
 
 def main() -> None:
     run_stage("human_data@{source}", __doc__,
-              paths={"source": "prm800k | math_shepherd", "file": "the released file or folder",
+              paths={"source": "?prm800k | math_shepherd (default: DVC's stage human_data@<source>)",
+                     "file": "?the released file or folder (default: params human_labels.<source>)",
                      "eval_texts": "the evaluation sets' problem texts (inputs@real, problems@toy)",
                      "out": "PRM examples JSONL", "metrics": "metrics JSON"},
               prepare=read_human, core=human_examples, inputs=["file"])

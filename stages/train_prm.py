@@ -10,6 +10,8 @@ Inputs: --train (PRMExample JSONL). Params: `train_prm`, `policy.model` (the bas
 Core: prmlab.training.train_prm.
 Outputs: --out checkpoint folder, --metrics JSON.
 Run: python -m stages.train_prm --source consensus --train data/prm_train/consensus.jsonl --out models/prm/consensus --metrics metrics/train_prm/consensus.json
+(under `dvc repro`, stage train_prm@<source> names the source and the paths say `{source}`: no params string
+reaches DVC's shell)
 """
 
 from prmlab.generation import BackendConfig
@@ -18,7 +20,7 @@ from prmlab.training import TrainPRMConfig, prepare_train, train_prm, train_work
 
 
 def main() -> None:
-    run_stage("train_prm@{source}", __doc__, paths={"source": "label source", "train": "training examples JSONL",
+    run_stage("train_prm@{source}", __doc__, paths={"source": "?label source (default: DVC's stage train_prm@<source>)", "train": "training examples JSONL",
                                                     "out": "checkpoint folder", "metrics": "metrics JSON"},
               sections={"train_prm": TrainPRMConfig, "policy": BackendConfig}, prepare=prepare_train, core=train_prm,
               worker=train_worker, inputs=["train"], torch=True)

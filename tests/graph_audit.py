@@ -3,7 +3,8 @@ imported is one of its declared dependencies (or inside one), its own output, or
 
 The processes were run with tests/audit/sitecustomize.py on PYTHONPATH (see `audit_env`), which
 logs each process's argv, reads and imported module files. A log is matched to its DVC stage by
-argv (the stage's cmd after `python -m stages.<name>`).
+the DVC_STAGE that DVC set for it (a foreach group's stages share one command), else by argv (the stage's
+cmd after `python -m stages.<name>`).
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def undeclared(project: Path, audit_dir: Path, model_dirs: dict[str, Path]) -> d
     for log in sorted(audit_dir.glob("*.json")):
         rec = json.loads(log.read_text())
         argv = rec["argv"]
-        name = next((n for n, s in stages.items() if argv[1:] == s["args"]
-                     and argv[0].endswith(s["module"].replace(".", "/") + ".py")), None)
+        name = rec.get("stage") if rec.get("stage") in stages else next(
+            (n for n, s in stages.items() if argv[1:] == s["args"] and argv[0].endswith(s["module"].replace(".", "/") + ".py")), None)
         if name is None:
             continue
         st = stages[name]

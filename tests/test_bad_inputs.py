@@ -226,11 +226,13 @@ def test_bad_params_name_the_key(tmp_path, target, section, change, message):
 
 
 def test_sample_sampling_checked_under_its_section():
-    from prmlab.generation import check_sampling
+    """SampleConfig checks its sampling when params load; the error names the section it was loaded as."""
+    from prmlab.params import from_mapping
     from prmlab.sampling import SampleConfig
 
-    with pytest.raises(ParamsError, match=r"^sample_eval\.max_tokens must be >= 1, got 0$"):
-        check_sampling("sample_eval", SampleConfig(max_tokens=0).sampling)
+    for section in ("sample", "sample_eval"):
+        with pytest.raises(ParamsError, match=rf"^{section}\.max_tokens must be >= 1, got 0$"):
+            from_mapping(SampleConfig, {"max_tokens": 0}, section)
 
 
 KNOWN = "(known: {problem}, {tagged_problem}, {tagged_response}); escape literal braces as {{ }}"
@@ -745,6 +747,38 @@ def test_train_prm_ranges():
             TrainPRMConfig(**bad)
 
 
+def test_dvc_repro_never_pastes_a_params_string_into_a_shell(tmp_path):
+    """dvc.yaml's foreach commands pasted `${item}` (a source name, a human_labels path) into the shell command
+    DVC runs, so a source named ``judge`touch PWNED` `` ran its backticks before Python refused the name
+    (issue #52). Now no command holds a params string: the stage takes its source from DVC_STAGE and fills
+    `{source}` in its paths. Under a real `dvc repro` the odd name ends as one line, and nothing ran."""
+    from dvc.repo import Repo
+
+    evil, evil_path = "judge`touch PWNED1`", "x$(touch PWNED2).jsonl"
+    for part in ("dvc.yaml", "src", "stages", "data/models/policy.json"):
+        (tmp_path / part).parent.mkdir(parents=True, exist_ok=True)
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, tmp_path / part)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["train_prm"]["sources"] = ["judge", evil]
+    params["human_labels"] = {"prm800k": evil_path}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dvc = str(Path(sys.executable).with_name("dvc"))
+    subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=tmp_path, check=True)
+    with Repo(str(tmp_path)) as repo:
+        cmds = {st.name: st.cmd for st in repo.index.stages if st.cmd}
+    assert {"train_prm@" + evil, "prm_data@" + evil, "human_data@prm800k"} <= set(cmds)
+    leaked = {k: c for k, c in cmds.items() if "PWNED" in c or "${" in c}
+    assert not leaked, leaked
+    (tmp_path / "data" / "prm_train").mkdir(parents=True)
+    (tmp_path / "data" / "prm_train" / f"{evil}.jsonl").write_text("")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    out = subprocess.run([dvc, "repro", "--single-item", "train_prm@" + evil], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0
+    assert "[train_prm] error: source 'judge`touch PWNED1`' (train_prm@...): not a label source name" in out.stderr, out.stderr
+    assert not list(tmp_path.rglob("PWNED*")) and not list(Path.cwd().glob("PWNED*"))
+
+
 def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
     """flows/seeds_plain.py ran dvc.yaml's commands with shell=True, so a params string in one (a source
     name) ran its backticks or $(...) (issue #52). Now the command is split into arguments: the stage sees
@@ -805,13 +839,127 @@ def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
         f.unlink()
     with pytest.raises(ParamsError, match=rf"^policy\.model: {re.escape(str(no_chat))} has no chat template"):
         check_model("policy.model", str(no_chat))
-    small = tmp_path / "small_vocab"
-    shutil.copytree(src, small)
-    mc = json.loads((small / "config.json").read_text())
-    (small / "config.json").write_text(json.dumps(mc | {"vocab_size": 8}))
-    with pytest.raises(ParamsError, match=r"beyond config\.json's vocab_size 8"):
-        check_model("policy.model", str(small))
     check_model("policy.model", str(src))  # the real folder passes
+
+
+def test_model_weights_must_be_whole_and_match_their_config(toy, tmp_path):
+    """Issue #52: a config whose hidden size differs from its weights, a truncated config.json or safetensors
+    file and a token id beyond the vocabulary (a PRM's step token) ended in raw tracebacks; a config with more
+    layers than the weights would load with fresh layers. Each is one line naming the folder, before any model
+    loads (safetensors headers only)."""
+    from transformers import AutoTokenizer
+
+    from prmlab.preflight import check_model
+
+    src = Path(toy["policy"])
+    mc = json.loads((src / "config.json").read_text())
+
+    def variant(name: str) -> Path:
+        d = tmp_path / name
+        shutil.copytree(src, d)
+        return d
+
+    def refused(d: Path, message: str, kind: str = "lm") -> None:
+        with pytest.raises(ParamsError, match=rf"^policy\.model: {re.escape(str(d))}.*{message}"):
+            check_model("policy.model", str(d), kind=kind)
+
+    d = variant("hidden")
+    (d / "config.json").write_text(json.dumps(mc | {"hidden_size": mc["hidden_size"] * 2}))
+    refused(d, rf"hidden_size {mc['hidden_size'] * 2}, but the embedding weights are {mc['vocab_size']} x {mc['hidden_size']}")
+    d = variant("vocab")
+    (d / "config.json").write_text(json.dumps(mc | {"vocab_size": 8}))
+    refused(d, "config.json says vocab_size 8")
+    d = variant("layers")
+    (d / "config.json").write_text(json.dumps(mc | {"num_hidden_layers": mc["num_hidden_layers"] + 1}))
+    refused(d, rf"num_hidden_layers {mc['num_hidden_layers'] + 1}, the weights hold {mc['num_hidden_layers']} layers")
+    d = variant("config_cut")
+    (d / "config.json").write_text((src / "config.json").read_text()[:40])
+    refused(d, r"config\.json is not valid JSON")
+    d = variant("weights_cut")
+    w = next(d.glob("*.safetensors"))
+    w.write_bytes(w.read_bytes()[: w.stat().st_size // 2])
+    with pytest.raises(ParamsError, match=rf"^{re.escape(str(w))}: truncated: \d+ bytes, its header needs \d+"):
+        check_model("policy.model", str(d))
+    w.write_bytes(b"\x05")
+    with pytest.raises(ParamsError, match=r"not a readable safetensors file \(1 bytes; truncated\?\)"):
+        check_model("policy.model", str(d))
+    d = variant("step_token")  # a token added past the embedding's rows, as a PRM's <extra_0> would be
+    tok = AutoTokenizer.from_pretrained(src)
+    for i in range(mc["vocab_size"] - len(tok) + 1):
+        tok.add_special_tokens({"additional_special_tokens": [f"<extra_{100 + i}>"]})
+    tok.save_pretrained(d)
+    refused(d, rf"its tokenizer gives '<extra_\d+>' id {mc['vocab_size']}, beyond config\.json's vocab_size {mc['vocab_size']}")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1 MiB tmpfs, mounted here (root in a container that allows mounts: the CI machine's kind); unmounted after."""
+    d = tmp_path / "disk"
+    d.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(d)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN): read-only and full folders untested")
+    yield d
+    subprocess.run(["umount", "-l", str(d)], capture_output=True)
+
+
+def test_a_read_only_or_full_output_folder_stops_a_stage_before_its_work(small_disk, monkeypatch, capsys):
+    """Issue #52: eval_bon scored every PRM, then lost the work to a read-only output folder in a traceback.
+    A stage now tries its output folders first (a file made, 64 MiB free): dvc.yaml's eval_bon command with
+    its scores in a read-only or a full folder stops with one line before anything loads; a write that
+    fails later (the disk filled meanwhile) is one line naming the output too."""
+    import importlib
+
+    from prmlab.io import check_writable, write_json
+
+    argv = _dvc_yaml_commands()["eval_bon"]
+    opts = dict(zip(argv[1::2], argv[2::2]))
+    monkeypatch.chdir(ROOT)  # dvc.yaml's inputs; only the scores' folder is changed
+
+    def run_eval_bon(scores: Path) -> str:
+        monkeypatch.setattr(sys, "argv", [argv[0], *sum(([k, str(scores) if k == "--scores" else v] for k, v in opts.items()), [])])
+        with pytest.raises(SystemExit) as e:
+            importlib.import_module(argv[0]).main()
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.strip().count("\n") == 0, err
+        return err
+
+    (small_disk / "big").write_bytes(b"x" * 900_000)
+    assert "has 0.1 MiB free (at least 64 MiB needed to write outputs)" in run_eval_bon(small_disk / "eval" / "bon.jsonl")
+    with pytest.raises(DataError, match=rf"^{re.escape(str(small_disk / 'm.json'))}: cannot write \(No space left on device\)"):
+        write_json(small_disk / "m.json", {"x": "y" * 200_000})
+    assert not [f for f in small_disk.iterdir() if f.name.endswith(".tmp")]  # no half file left
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    err = run_eval_bon(small_disk / "eval" / "bon.jsonl")
+    assert f"[eval_bon] error: {small_disk / 'eval' / 'bon.jsonl'}: cannot write in {small_disk} (Read-only file system)" in err, err
+    assert not (small_disk / "eval").exists()  # the check makes nothing
+    with pytest.raises(DataError, match="Read-only file system"):
+        check_writable(small_disk / "x.json")
+
+
+def test_sampled_texts_do_not_move_with_the_cpu_kernels(toy):
+    """Issue #52: a fresh clone on another x86 machine made byte-identical labels but other trained weights. What
+    the report, README and seeds.md say rests on this: the policy samples the same texts whether torch, oneDNN and
+    MKL run AVX-512 or AVX2 kernels (on an AVX2-only machine both runs are AVX2). Trained weights do move
+    (benchmarks/bench_determinism.py measures by how much), so every run records its CPU."""
+    from benchmarks.bench_determinism import PINNED
+
+    code = f"""
+import hashlib, json, torch
+from prmlab.generation import BackendConfig, Sampling, make_generator
+from prmlab.io import read_jsonl
+from prmlab.prompts import policy_messages
+from prmlab.records import Problem
+probs = read_jsonl({str(toy["problems"] / "train.jsonl")!r}, Problem)
+with make_generator(BackendConfig(model={toy["policy"]!r})) as gen:
+    outs = gen.chat([policy_messages(p.question) for p in probs], Sampling(n=4, temperature=0.7, top_p=0.8, max_tokens=120, seed=3))
+print(torch.backends.cpu.get_cpu_capability(), hashlib.md5(json.dumps([[c.text for c in o] for o in outs]).encode()).hexdigest())
+"""
+    got = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, **(PINNED if pinned else {})}) for pinned in (False, True)]
+    assert all(g.returncode == 0 for g in got), [g.stderr[-800:] for g in got]
+    (own, own_md5), (pinned, pinned_md5) = (g.stdout.split()[-2:] for g in got)
+    assert pinned == "AVX2"
+    assert own_md5 == pinned_md5, f"{own} and AVX2 kernels sampled other texts"
 
 
 def test_nan_scores_never_become_figures(toy, tmp_path):
@@ -858,24 +1006,41 @@ def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsy
     assert "generation_config.json sets {'no_repeat_ngram_size': 2, 'repetition_penalty': 5.0}: ignored" in capsys.readouterr().err
 
 
-def test_two_train_prm_runs_on_one_output_folder(toy, tmp_path):
-    """Issue #52: two train_prm runs on one output folder both succeeded (only sharded stages took a lock);
-    the second now stops before any model loads."""
-    from types import SimpleNamespace
+def _dvc_yaml_commands() -> dict[str, list[str]]:
+    """dvc.yaml's stage name -> its command's arguments after `python -m`, foreach templates unexpanded."""
+    import shlex
 
-    from prmlab.io import write_jsonl
-    from prmlab.training import TrainPRMConfig, prepare_train
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    return {name: shlex.split(st.get("do", st)["cmd"])[2:] for name, st in spec.items()}
 
-    write_jsonl(tmp_path / "train.jsonl", [PRMExample(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1], response_id="r")])
-    cfg = {"policy": BackendConfig(model=toy["policy"]), "train_prm": TrainPRMConfig()}
-    a = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "train.jsonl"))
-    assert len(prepare_train(a, cfg)) == 1
-    b = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "train.jsonl"))
-    with pytest.raises(DataError, match=r"prm: another run is writing this output"):
-        prepare_train(b, cfg)
-    a.lock.close()  # the first run ends: the output is free again
-    assert len(prepare_train(b, cfg)) == 1
-    b.lock.close()
+
+@pytest.mark.parametrize("stage", sorted(_dvc_yaml_commands()))
+def test_a_second_run_of_any_stage_on_its_outputs_stops_first(stage, tmp_path, monkeypatch, capsys):
+    """Issue #52: two train_prm runs on one output folder both succeeded (only the sharded stages took a
+    lock). Every stage now holds its outputs' lock (--out, --metrics) from its first step: a second run
+    of dvc.yaml's own command, while one holds them, stops with one line before anything loads."""
+    import importlib
+
+    from prmlab.io import output_lock
+
+    argv = _dvc_yaml_commands()[stage]
+    module, args = argv[0], argv[1:]
+    if "{source}" in " ".join(args):
+        args += ["--source", "prm800k" if stage == "human_data" else "judge"]
+    opts = dict(zip(args[::2], args[1::2]))
+    held = (opts.get("--out") or opts["--metrics"]).replace("{source}", opts.get("--source", ""))
+    monkeypatch.chdir(tmp_path)  # nothing of the repo is touched: the lock lives in the temp dir
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    monkeypatch.setattr(sys, "argv", [module, *args])
+    lock = output_lock(held)
+    try:
+        with pytest.raises(SystemExit) as e:
+            importlib.import_module(module).main()
+    finally:
+        lock.close()
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.strip().count("\n") == 0, err
+    assert f"{held}: another run is writing this output" in err, err
 
 
 def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
@@ -916,6 +1081,46 @@ def test_prmlab_metrics_on_a_broken_file(tmp_path, text, says):
     assert "Traceback" not in out.stderr
 
 
+def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
+    """Issue #52: an mc_soft training set without soft values trained nothing and was blamed on max_length.
+    With none, train_prm@mc_soft stops naming the field before the model loads; with some missing, they are a
+    counted skip (stderr, and the metrics' examples_without_soft)."""
+    from types import SimpleNamespace
+
+    from prmlab.io import write_jsonl
+    from prmlab.training import TrainPRMConfig, prepare_train
+
+    cfg = {"policy": BackendConfig(model=toy["policy"]), "train_prm": TrainPRMConfig()}
+    ex = dict(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1])
+    write_jsonl(tmp_path / "hard.jsonl", [PRMExample(**ex, response_id=f"r{i}") for i in range(3)])
+    a = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "hard.jsonl"), source="mc_soft")
+    with pytest.raises(DataError, match=rf"^{re.escape(a.train)}: none of its 3 examples carries soft values \(field 'soft'\)"):
+        prepare_train(a, cfg)
+    assert len(prepare_train(SimpleNamespace(**{**vars(a), "source": "mc_hard"}), cfg)) == 3  # hard sources need none
+    write_jsonl(tmp_path / "some.jsonl", [PRMExample(**ex, response_id="r0", soft=[0.5]), PRMExample(**ex, response_id="r1")])
+    a.train = str(tmp_path / "some.jsonl")
+    assert [e.response_id for e in prepare_train(a, cfg)] == ["r0"] and a.without_soft == 1
+    assert "[train_prm@mc_soft] 1/2 examples skipped: no soft values (field 'soft')" in capsys.readouterr().err
+
+
+def test_a_prm_name_is_a_plain_name(tmp_path):
+    """Issue #52: `prmlab eval MODEL --name a=b` ended in a raw traceback. A PRM's name (it names a results folder
+    and MLflow keys) is letters, digits, '_', '.', '-': the CLI, --prm flags and reference_prms say so in one line."""
+    from prmlab.layouts import prms_to_evaluate
+
+    out = subprocess.run([sys.executable, "-m", "flows.cli", "eval", "models/policy", "--name", "a=b"], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr.strip() == ("prmlab eval: --name: PRM name 'a=b' must be letters, digits, "
+                                                          "'_', '.' or '-' (it names a results folder and MLflow keys)")
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"train_prm": {"sources": ["judge"]}}))
+    with pytest.raises(ParamsError, match=r"^--prm a/b=x: PRM name 'a/b' must be"):
+        prms_to_evaluate(None, ["a/b=x"], str(params), {})
+    with pytest.raises(ParamsError, match=r"^reference_prms\.\.\./up: PRM name '\.\./up' must be"):
+        prms_to_evaluate(None, [], str(params), {"../up": "Qwen/Qwen2.5-Math-PRM-7B"})
+    assert set(prms_to_evaluate(None, ["Qwen2.5-Math-PRM-7B=x"], str(params), {})) == {"Qwen2.5-Math-PRM-7B"}
+
+
 def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
     """Issue #52: ProcessBench items without a `subset` (or in a subset not configured) were dropped without a
     count (20 of 40). They are counted per subset, said on stderr and kept in the metrics."""
@@ -939,6 +1144,50 @@ def test_a_blank_step_in_a_response_is_named(tmp_path):
                                                              correct=True).to_dict()), json.dumps(r.to_dict())])
     with pytest.raises(DataError, match=r"s\.jsonl:2: .*field 'steps': step 1 is empty or whitespace only"):
         read_jsonl(tmp_path / "s.jsonl", Response)
+
+
+@pytest.mark.parametrize("stage", sorted(_dvc_yaml_commands()))
+def test_every_stage_stops_first_at_a_broken_tracking_store(stage, tmp_path, monkeypatch, capsys):
+    """Issue #52: every stage, run by dvc.yaml's own command, against a tracking server that is unreachable
+    (a refused port), one that accepts and never answers, and a locked SQLite store: each stops in one line
+    naming MLFLOW_TRACKING_URI within the check's timeout (PRMLAB_STORE_TIMEOUT_S, 0.5 s here), before its
+    inputs are read (there are none here) or any model loads."""
+    import importlib
+    import sqlite3
+
+    argv = _dvc_yaml_commands()[stage]
+    args = argv[1:] + (["--source", "prm800k" if stage == "human_data" else "judge"] if "{source}" in " ".join(argv) else [])
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    monkeypatch.setenv("PRMLAB_STORE_TIMEOUT_S", "0.5")
+    monkeypatch.setattr(sys, "argv", [argv[0], *args])
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(1)  # accepts (the kernel's backlog) and never answers
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        refused = s.getsockname()[1]
+    locked = tmp_path / "locked.db"
+    holder = sqlite3.connect(locked, check_same_thread=False)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN EXCLUSIVE")
+    stores = {f"http://127.0.0.1:{refused}": "the tracking server did not answer in 0.5 s",
+              f"http://127.0.0.1:{silent.getsockname()[1]}": "the tracking server did not answer in 0.5 s",
+              f"sqlite:///{locked}": "the tracking store cannot be written (database is locked; waited 0.5 s)"}
+    try:
+        for uri, says in stores.items():
+            monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+            t0 = time.monotonic()
+            with pytest.raises(SystemExit) as e:
+                importlib.import_module(argv[0]).main()
+            err = capsys.readouterr().err
+            assert e.value.code == 2 and err.strip().count("\n") == 0, err
+            assert f"error: MLFLOW_TRACKING_URI {uri}: {says}" in err, err
+            assert time.monotonic() - t0 < 5
+    finally:
+        silent.close()
+        holder.rollback()
+        holder.close()
 
 
 def test_a_tracking_store_that_never_answers_or_is_broken(tmp_path):

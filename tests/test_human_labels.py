@@ -199,6 +199,14 @@ def test_human_data_stage_converts_dedups_and_counts(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert bad.stderr.startswith(f"[human_data@math_shepherd] error: {path}:1: not a math_shepherd row: a prm800k row")
+    # As `dvc repro` runs it (issue #52): the source from DVC_STAGE, the file from params, `{source}` in paths.
+    (tmp_path / "params.yaml").write_text(json.dumps({"human_labels": {"prm800k": str(path)}}))
+    templ = str(tmp_path / "dvc" / "{source}.jsonl")
+    p = subprocess.run([sys.executable, "-m", "stages.human_data", "--eval-texts", str(texts), "--out", templ, "--metrics",
+                        str(metrics), "--params", str(tmp_path / "params.yaml")], cwd=ROOT, capture_output=True, text=True,
+                       env={**env, "DVC_STAGE": "human_data@prm800k", "DVC_ROOT": str(tmp_path)})
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "dvc" / "prm800k.jsonl").read_text() == out.read_text()
 
 
 def test_a_row_repeated_across_files_is_one_example(tmp_path):

@@ -270,6 +270,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     for r in children:
         assert r.info.status == "FINISHED"
         assert r.data.tags.get("git_commit")
+        assert r.data.tags.get("prmlab.cpu.model") and "prmlab.cpu.isa" in r.data.tags, r.info.run_name  # issue #52
         if r.info.run_name != "report":
             assert r.data.metrics, r.info.run_name
         assert client.list_artifacts(r.info.run_id), r.info.run_name
@@ -281,6 +282,13 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert [i.dataset.name for i in mc.inputs.dataset_inputs] == ["data/problems/train.jsonl", "data/samples/train.jsonl"]
     # The report names the commit and the run each stage's numbers came from.
     report = (ran / "reports" / "report.md").read_text()
+    # the CPU that trained the PRMs, in their metrics, the report and findings.json (a seed's file keeps it)
+    from prmlab.tracking import machine
+
+    cpu = json.loads((ran / "metrics" / "train_prm" / "oracle.json").read_text())["machine"]
+    assert cpu["model"] == machine()["model"] and cpu["torch_kernels"]
+    assert f"This run's PRMs were trained on: {cpu['vendor']} {cpu['model']}" in report
+    assert json.loads((ran / "reports" / "findings.json").read_text())["machines"]
     rep = next(r for r in children if r.info.run_name == "report")
     eid = mc.info.experiment_id
     link = f"| label_mc | [`{mc.info.run_id}`](http://127.0.0.1:5000/#/experiments/{eid}/runs/{mc.info.run_id}) |"

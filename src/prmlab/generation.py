@@ -57,7 +57,8 @@ class BackendConfig:
     def __post_init__(self):
         check(self.max_model_len > 0, "max_model_len must be > 0")
         check(self.batch_size > 0, "batch_size must be > 0")
-        check(self.tensor_parallel_size >= 1 and self.data_parallel_size >= 1, "parallel sizes must be >= 1")
+        check(self.tensor_parallel_size >= 1, "tensor_parallel_size must be >= 1")
+        check(self.data_parallel_size >= 1, "data_parallel_size must be >= 1")
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization must be in (0, 1]")
         check(self.max_concurrency >= 1, "max_concurrency must be >= 1")
         check(self.dtype in DTYPES, f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")

@@ -261,6 +261,10 @@ def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str
     """Stage human_data's inputs: the --file converted (load_human) and the evaluation sets' problem texts."""
     if a.source not in HUMAN_SOURCES:
         raise ParamsError(f"human_labels: unknown source {a.source!r} (known: {list(HUMAN_SOURCES)})")
+    if not a.file:  # under dvc repro: the path params name (never pasted into DVC's shell command)
+        a.file = (read_params(a.params).get("human_labels") or {}).get(a.source)
+        if not isinstance(a.file, str) or not a.file:
+            raise ParamsError(f"human_labels.{a.source}: no file named (and no --file given)")
     sets = read_json(a.eval_texts)
     return *load_human(a.source, a.file), sets
 

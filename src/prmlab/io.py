@@ -34,13 +34,41 @@ class DataError(ValueError):
     """Bad input data; the message names the file and line."""
 
 
+MIN_FREE_BYTES = 64 * 2**20  # an output folder with less free space is refused before the work (check_writable)
+
+
+def check_writable(path: str | Path) -> None:
+    """The folder output `path` goes in (or its nearest existing parent: nothing is made here) takes a new file
+    and has MIN_FREE_BYTES free: a read-only or full folder stops a stage before its work, not after it (issue
+    #52: eval_bon scored every PRM, then lost it all to a read-only folder, in a traceback)."""
+    import shutil
+
+    folder = Path(path).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise DataError(f"{path}: cannot write: {folder} is a file, not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".prmlab-probe."):
+            pass
+        free = shutil.disk_usage(folder).free
+    except OSError as e:
+        raise DataError(f"{path}: cannot write in {folder} ({e.strerror or type(e).__name__})") from None
+    if free < MIN_FREE_BYTES:
+        raise DataError(f"{path}: {folder} has {free / 2**20:.1f} MiB free (at least {MIN_FREE_BYTES // 2**20} MiB "
+                        "needed to write outputs): free some space first")
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # A temp file of this path left by a killed writer (kill -9 skips the cleanup below).
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        stale.unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # A temp file of this path left by a killed writer (kill -9 skips the cleanup below).
+        for stale in path.parent.glob(f".{path.name}.*.tmp"):
+            stale.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as e:
+        raise DataError(f"{path}: cannot write ({e.strerror or type(e).__name__})") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -48,6 +76,9 @@ def atomic_write_text(path: str | Path, text: str) -> None:
             os.fsync(f.fileno())
         os.chmod(tmp, FILE_MODE)
         os.replace(tmp, path)
+    except OSError as e:  # a disk that filled during the stage: one line naming the output, the temp file gone
+        Path(tmp).unlink(missing_ok=True)
+        raise DataError(f"{path}: cannot write ({e.strerror or type(e).__name__})") from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

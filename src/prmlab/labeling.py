@@ -297,6 +297,8 @@ def labels_from_first_error(n_steps: int, first_error: int) -> list[int]:
 
 @dataclass(frozen=True)
 class LabelMCConfig:
+    MINIMUM = {"top_k": -1}  # -1: off (prmlab.params: every other number is >= 0)
+
     k: int = 8
     temperature: float = 0.7
     top_p: float = 0.8
@@ -311,7 +313,8 @@ class LabelMCConfig:
     def __post_init__(self):
         check(self.k >= 1, "label_mc.k must be >= 1")
         check(0 <= self.threshold < 1, "label_mc.threshold must be in [0, 1)")
-        check(self.shard_size >= 1 and self.compare_sample >= 0, "label_mc.shard_size >= 1, compare_sample >= 0")
+        check(self.shard_size >= 1, "label_mc.shard_size must be >= 1")
+        check(self.compare_sample >= 0, "label_mc.compare_sample must be >= 0")
         check_sampling("label_mc", self.sampling, n="k")
 
     def sampling(self, shard: int = 0) -> Sampling:
@@ -412,6 +415,8 @@ def label_mc(a, cfg: dict, data, run):
 
 @dataclass(frozen=True)
 class LabelJudgeConfig:
+    MINIMUM = {"top_k": -1}  # -1: off (prmlab.params: every other number is >= 0)
+
     style: Literal["critic", "paper"] = "critic"
     template_file: str | None = None
     n: int = 1

@@ -194,6 +194,18 @@ class PRMScoring:
                            per_prefix=per_prefix)
 
 
+PRM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # a PRM's name in the results: a folder name and MLflow keys (prm/<name>)
+
+
+def check_prm_name(where: str, name: str) -> None:
+    """`prmlab eval --name a=b` ended in a raw traceback (issue #52): a name is a folder name and a key."""
+    import re
+
+    if not isinstance(name, str) or not re.fullmatch(PRM_NAME, name):
+        raise ParamsError(f"{where}: PRM name {name!r} must be letters, digits, '_', '.' or '-' (it names a results "
+                          "folder and MLflow keys)")
+
+
 def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict,
                      layouts: list[str] = (), references: list[str] = ()) -> dict[str, PRMSpec]:
     """name -> PRMSpec of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
@@ -209,6 +221,8 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
             if not sep or not name or not val:
                 raise ParamsError(f"{flag} {p!r}: expected name={what}, e.g. {flag} qwen=Qwen/Qwen2.5-Math-PRM-7B"
                                   if flag == "--prm" else f"{flag} {p!r}: expected name={what}")
+            if flag == "--prm":
+                check_prm_name(f"--prm {p}", name)
             out[name] = val
         return out
 
@@ -217,6 +231,7 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
         sources = load_params("train_prm", TrainPRMConfig, params_path).sources
         out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
     for name, v in reference.items():
+        check_prm_name(f"reference_prms.{name}", name)
         if name in out:  # it would replace the trained PRM's row with another model's figures (issue #52)
             raise ParamsError(f"reference_prms.{name}: {name!r} is a trained PRM of train_prm.sources; give the "
                               "reference another name")

@@ -62,6 +62,23 @@ def _type_ok(value: Any, tp: Any, key: str) -> Any:
         raise ParamsError(str(e)) from None
 
 
+def _not_negative(value: Any, key: str, minimum: float = 0) -> None:
+    """The range every params number has unless its config says otherwise: none is negative (a seed, a
+    size, a rate, a share, a count), inside lists and mappings too (`toy_models.flaw_mix.<kind>`). A config
+    names the few that may be (`MINIMUM = {"top_k": -1}`: -1 is "off"); tighter ranges are its own checks."""
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int | float) and value < minimum:
+        raise ParamsError(f"{key}: {value} is below {minimum} (params numbers are >= {minimum} here)"
+                          if minimum else f"{key}: {value} is negative (params numbers here are >= 0)")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _not_negative(v, f"{key}.{k}")
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _not_negative(v, f"{key}[{i}]")
+
+
 def from_mapping(cls: type[C], data: Any, section: str) -> C:
     if not isinstance(data, dict):
         raise ParamsError(f"{section}: expected a mapping, got {type(data).__name__}")
@@ -79,7 +96,11 @@ def from_mapping(cls: type[C], data: Any, section: str) -> C:
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise ParamsError(f"missing key '{section}.{name}'")
     try:
-        return cls(**kwargs)
+        made = cls(**kwargs)  # the config's own checks first: their messages say the key's real range
+        for name, value in kwargs.items():
+            if not dataclasses.is_dataclass(hints[name]):  # a nested config checked its own numbers
+                _not_negative(value, f"{section}.{name}", getattr(cls, "MINIMUM", {}).get(name, 0))
+        return made
     except ParamsError as e:
         # Every check names its params key: one written as a bare field ("batch_size must be > 0",
         # shared by the policy and judge sections) gets its section here.

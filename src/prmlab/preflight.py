@@ -7,6 +7,8 @@ stage prints one line `[stage] error: ...` and exits 2 within seconds, never aft
   a minute on retries and end in "couldn't connect to huggingface.co") and hold a config, a
   tokenizer and `*.safetensors` weights (pickle checkpoints, `*.bin`/`*.pt`, are never loaded:
   unpickling runs code).
+  Its config.json parses, its safetensors files are whole and their shapes are the config's (`check_weights`),
+  and its tokenizer encodes text to ids the model has (`check_tokenizer`).
 - `check_server`: an OpenAI-compatible server must accept a TCP connection within 5 s; the error
   names the URL, credentials removed.
 - `check_api_key_transport`: an API key goes over https, or plain http to a loopback host only.
@@ -66,6 +68,7 @@ def check_model(key: str, model: str, kind: str = "lm", layout: str | None = Non
         pickles = sorted(f.name for f in p.iterdir() if f.suffix in (".bin", ".pt", ".pth", ".ckpt"))
         why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
         raise ParamsError(f"{key}: {model} has no *.safetensors weights{why}")
+    check_weights(key, p)
     if kind == "prm":
         from prmlab.layouts import PRMSpec, check_layout
 
@@ -73,6 +76,64 @@ def check_model(key: str, model: str, kind: str = "lm", layout: str | None = Non
     else:
         check_model_kind(key, p)
     check_tokenizer(key, p, chat=kind == "lm")
+
+
+def safetensors_header(f: Path) -> dict:
+    """A safetensors file's header ({tensor: {dtype, shape, data_offsets}}), read without loading a byte of
+    weights; a file cut short (a copy or download that stopped) is refused by name: transformers' own load
+    of it ended in a raw traceback (issue #52)."""
+    import json
+    import struct
+
+    size = f.stat().st_size
+    with open(f, "rb") as fh:
+        head = fh.read(8)
+        n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+        try:
+            if not 0 < n <= size - 8:
+                raise ValueError
+            header = json.loads(fh.read(n))
+        except ValueError:
+            raise ParamsError(f"{f}: not a readable safetensors file ({size} bytes; truncated?)") from None
+    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    if size < 8 + n + end:
+        raise ParamsError(f"{f}: truncated: {size} bytes, its header needs {8 + n + end} (copy or download it again)")
+    return {k: t for k, t in header.items() if k != "__metadata__"}
+
+
+def check_weights(key: str, p: Path) -> None:
+    """config.json parses, every safetensors file is whole, and the weights have the shapes config.json says:
+    the embedding is [vocab_size, hidden_size] and there are num_hidden_layers layers. A config whose hidden
+    size differs from its weights ended in transformers' size-mismatch traceback, and one with more layers
+    than the weights would have loaded with the missing layers freshly initialised (issue #52)."""
+    import json
+    import re
+
+    try:
+        cfg = json.loads((p / "config.json").read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ParamsError(f"{key}: {p}/config.json is not valid JSON ({e}; truncated?)") from None
+    cfg = {**cfg, **(cfg.get("text_config") or {})}  # multimodal configs keep the LM's sizes there
+    shapes: dict[str, list[int]] = {}
+    for f in sorted(p.glob("*.safetensors")):
+        shapes.update({k: t["shape"] for k, t in safetensors_header(f).items()})
+    index = p / "model.safetensors.index.json"
+    if index.is_file():
+        try:
+            wanted = set(json.loads(index.read_text())["weight_map"].values())
+        except (ValueError, KeyError, TypeError):
+            raise ParamsError(f"{key}: {index} is not a safetensors index (truncated?)") from None
+        if missing := sorted(w for w in wanted if not (p / w).is_file()):
+            raise ParamsError(f"{key}: {p} lacks {missing[:3]}, which {index.name} names")
+    emb = next((v for k, v in shapes.items() if k.endswith(("embed_tokens.weight", "wte.weight"))), None)
+    vocab, hidden = cfg.get("vocab_size"), cfg.get("hidden_size")
+    if emb is not None and len(emb) == 2 and isinstance(vocab, int) and isinstance(hidden, int) and emb != [vocab, hidden]:
+        raise ParamsError(f"{key}: {p}: config.json says vocab_size {vocab} and hidden_size {hidden}, but the embedding "
+                          f"weights are {emb[0]} x {emb[1]} (a config from another model?)")
+    layers = {int(m.group(1)) for k in shapes if (m := re.search(r"\.layers\.(\d+)\.", k))}
+    n = cfg.get("num_hidden_layers")
+    if layers and isinstance(n, int) and len(layers) != n:
+        raise ParamsError(f"{key}: {p}: config.json says num_hidden_layers {n}, the weights hold {len(layers)} layers")
 
 
 PROBE = "Step 1: 12 + 7 = 19, so the answer is $\\boxed{19}$."
@@ -99,9 +160,13 @@ def check_tokenizer(key: str, p: Path, chat: bool) -> None:
         vocab = json.loads((p / "config.json").read_text()).get("vocab_size")
     except ValueError:
         vocab = None
-    if isinstance(vocab, int) and max(ids) >= vocab:
-        raise ParamsError(f"{key}: {p}: its tokenizer gives token id {max(ids)}, beyond config.json's vocab_size {vocab} "
-                          "(a tokenizer from another model?)")
+    if isinstance(vocab, int):
+        # Every token the tokenizer has, its special and added ones too (a PRM's step token <extra_0>): an id the
+        # embedding has no row for ended in an IndexError mid-run (issue #52).
+        token, top = max(tok.get_vocab().items(), key=lambda kv: kv[1])
+        if top >= vocab:
+            raise ParamsError(f"{key}: {p}: its tokenizer gives {token!r} id {top}, beyond config.json's vocab_size "
+                              f"{vocab} (a tokenizer from another model, or a token added without resizing?)")
     if chat and not getattr(tok, "chat_template", None):
         raise ParamsError(f"{key}: {p} has no chat template (tokenizer_config.json's chat_template, or "
                           "chat_template.jinja): the prompts are rendered by it")

@@ -44,7 +44,8 @@ class BuildPBConfig:
     tune_share: float = 0.5  # items in subset toy_tune (threshold tuning); the rest are subset toy (reported)
 
     def __post_init__(self):
-        check(self.n >= 1 and self.max_items >= 2, "build_processbench: n >= 1, max_items >= 2")
+        check(self.n >= 1, "build_processbench.n must be >= 1")
+        check(self.max_items >= 2, "build_processbench.max_items must be >= 2")
         check(0 <= self.tune_share < 1, "build_processbench.tune_share must be in [0, 1)")
         check_sampling("build_processbench", lambda: Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p,
                                                               max_tokens=self.max_tokens, seed=self.seed))

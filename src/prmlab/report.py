@@ -459,7 +459,30 @@ def untrained(m: dict) -> list[str]:
             f"{', '.join(names)}.", ""] if names else []
 
 
-def findings_detail(recs: list[dict], n_boot: int, page: Page) -> list[str]:
+def trained_on(m: dict) -> list[str]:
+    """The CPUs this run's PRMs were trained on, a line each (`machine` in metrics/train_prm/*.json)."""
+    return sorted({f"{c.get('vendor', '')} {c.get('model', '')} ({c.get('isa', '') or 'no AVX2'}; torch kernels "
+                   f"{c.get('torch_kernels', '?')}, {c.get('threads', '?')} threads)"
+                   for t in m["train_prm"].values() if (c := t.get("machine"))})
+
+
+def machines(m: dict) -> list[str]:
+    """What moves with the machine, and the CPUs this run's models were trained on (`machine` in the training
+    stages' metrics: prmlab.tracking.machine)."""
+    seen = trained_on(m)
+    return ["What varies between machines: labels and evaluation sets are identical for the same params (the toy "
+            "policy samples the same texts on AVX-512 and AVX2 kernels: benchmarks/bench_determinism.py); PRM "
+            "training repeats exactly run to run on one machine, but the CPU's kernels (AVX-512, AVX2) change the order "
+            "of floating-point sums, so another machine trains other weights from the same data (issue "
+            "#52 measured the judge PRM's train loss at 0.1883 on an Intel Xeon with AVX-512/AMX and 0.1974 on an AMD "
+            "EPYC with AVX2, on a byte-identical training set). Every figure of a trained model (train loss, F1, "
+            "Best-of-N accuracy, where the lowest score sits, the toy PRM800K's labels) therefore moves between "
+            "machines; the verdicts are meant to hold within the across-seed intervals of reports/seeds.md (which says "
+            "where each seed ran), not to repeat to the digit. This run's PRMs were trained on: "
+            + ("; ".join(seen) if seen else "not recorded (metrics written before issue #52)") + "."]
+
+
+def findings_detail(recs: list[dict], n_boot: int, page: Page, m: dict) -> list[str]:
     def precision(f: dict) -> str:
         return "; ".join(f"+-{p['half_width']:.1f}" + (f" vs {p['paper_effect']:g}" if p.get("paper_effect") else "")
                          for p in f.get("precision", {}).values()) or "-"
@@ -471,12 +494,7 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page) -> list[str]:
           "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
           "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
           "it cannot resolve that effect.", "",
-          "What varies between machines: labels and evaluation sets are identical for the same params; PRM training is "
-          "deterministic run to run on one machine, but the number of torch threads (and the CPU's kernels) changes the "
-          "order of floating-point sums, so another machine trains other weights from the same data "
-          "(benchmarks/bench_determinism.py). Every PRM figure (F1, Best-of-N accuracy, where the lowest score sits) "
-          "therefore moves between machines; the verdicts are meant to hold within the across-seed intervals of "
-          "reports/seeds.md (when it covers this study's commit), not to repeat to the digit.", "",
+          *machines(m), "",
           table(["claim", "paper", "ours (95% interval)", "verdict", "half-width vs the paper's effect (points)"],
                 [[f["claim"], f["paper"], f["ours"], MARKS.get(f["verdict"], f["verdict"]), precision(f)] for f in recs]) if recs
           else "No findings: the per-item scores files are missing.", ""]
@@ -510,7 +528,7 @@ def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, exam
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
           *summary(recs), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
-          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page), *provenance(page)]
+          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, m), *provenance(page)]
     return "\n".join(md)
 
 
@@ -670,7 +688,8 @@ def report(a, cfg: dict, data: dict, run) -> Done:
     atomic_write_text(a.out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
-    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": targets}}
+    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
+                                            "machines": trained_on(m)}}
     if a.headline:
         outputs[a.headline] = h = headline(m)
         if a.summary:

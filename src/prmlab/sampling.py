@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prmlab.generation import Generator, Sampling, check_sampling
+from prmlab.generation import Generator, Sampling
 from prmlab.grading import to_response
 from prmlab.io import ShardWriter, fingerprint, read_jsonl
 from prmlab.params import check
@@ -18,6 +18,8 @@ from prmlab.records import Problem, Response
 
 @dataclass(frozen=True)
 class SampleConfig:
+    MINIMUM = {"top_k": -1}  # -1: off (prmlab.params: every other number is >= 0)
+
     n: int = 6
     temperature: float = 0.7
     top_p: float = 0.8
@@ -32,7 +34,9 @@ class SampleConfig:
 
     def __post_init__(self):
         check(self.n >= 1, "n must be >= 1")
-        check(self.max_problems >= 0 and self.shard_size >= 1, "max_problems >= 0 and shard_size >= 1")
+        check(self.max_problems >= 0, "max_problems must be >= 0 (0: all)")
+        check(self.shard_size >= 1, "shard_size must be >= 1")
+        self.sampling()  # temperature, top_p, top_k, max_tokens checked when params are read (sample or sample_eval)
 
     def sampling(self, shard: int = 0) -> Sampling:
         # Each shard gets its own seed so a resumed run draws what the uninterrupted one would have.
@@ -78,7 +82,6 @@ def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]
     from prmlab.tracking import md5_path
 
     c, bcfg = cfg[a.section], cfg["policy"]
-    check_sampling(a.section, c.sampling)  # here, not in __post_init__: the section has two names
     check_backend("policy", bcfg)  # before any model loads
     check_engine(cfg["engine"], a.section, bcfg)
     problems = read_jsonl(a.problems, Problem)[: c.max_problems or None]

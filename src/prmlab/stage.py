@@ -5,7 +5,7 @@ sections (frozen dataclasses), a `prepare(a, cfg)` that reads and cross-checks i
 loads, and a `core(a, cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
 The runner owns the rest, once for every stage:
 
-  argument parsing  ->  params loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics
+  argument parsing  ->  outputs locked, their folders writable  ->  params loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics
   written atomically, metrics logged  ->  the one summary line
 
 Bad params or data (ParamsError, DataError: messages that name the params key, or the file, line and field)
@@ -78,6 +78,34 @@ def parse(description: str, paths: dict[str, Any], argv: list[str] | None = None
     return ap.parse_args(argv)
 
 
+def foreach_key(group: str) -> str | None:
+    """The key of stage `group@<key>` that `dvc repro` runs now (DVC sets DVC_STAGE, e.g. `train_prm@judge`),
+    or None. dvc.yaml's foreach commands carry no params string: DVC pastes `${item}` into a shell command
+    unquoted, so a source named ``judge`touch PWNED` `` ran its backticks before Python could refuse the name
+    (issue #52). Such a stage reads its key here instead, and its paths name it as `{source}`."""
+    stage = os.environ.get("DVC_STAGE", "").split("dvc.yaml:", 1)[-1]  # `sub/dvc.yaml:name` outside the root
+    got, sep, key = stage.partition("@")
+    return key if sep and got == group else None
+
+
+def fill_source(a: argparse.Namespace, group: str) -> None:
+    """--source, else the key of the `group@<source>` stage DVC runs; then `{source}` in every path option.
+    The name must be a label source's (letters, digits, `_`): it becomes part of paths."""
+    import re
+
+    from prmlab.params import ParamsError
+
+    a.source = a.source or foreach_key(group)
+    if not a.source:
+        raise ParamsError(f"--source is required (under `dvc repro`, stage {group}@<source> names it)")
+    if not re.fullmatch(r"[A-Za-z0-9_]+", a.source):
+        raise ParamsError(f"source {a.source!r} ({group}@...): not a label source name (letters, digits, _); "
+                          "see params train_prm.sources and human_labels")
+    for k, v in vars(a).items():
+        if isinstance(v, str) and k != "source":
+            setattr(a, k, v.replace("{source}", a.source))
+
+
 def check_dvc_params(params: str) -> None:
     """Under `dvc repro` (DVC sets DVC_STAGE) a stage must read the params DVC records in dvc.lock: the
     repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
@@ -99,42 +127,60 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     filled from the options (`train_prm@{source}`); `inputs` names the options whose files the MLflow run
     records by digest; `torch` sets torch's threads before the core; `worker(a, cfg, data)` runs instead
     of the core in a process of `torchrun` other than the first, which records nothing."""
-    from prmlab.io import DataError, write_json, write_jsonl
+    from prmlab.io import DataError, check_writable, output_lock, write_json, write_jsonl
     from prmlab.params import ParamsError, load_params
-    from prmlab.tracking import check_store, done_line, stage_run
+    from prmlab.tracking import check_store, done_line, machine, stage_run
 
     a = parse(description, paths, argv)
+    if "source" in paths:
+        try:
+            fill_source(a, name.split("@")[0])
+        except ParamsError as e:
+            fail(name.split("@")[0], e)
     name = name.format(**vars(a))
     metrics = getattr(a, "metrics", None)
+    first = os.environ.get("RANK", "0") == "0"  # torchrun's other processes (RANK > 0) record and write nothing
+    locks = []
     try:
-        check_dvc_params(a.params)
-        check_store()
-        named = {s.format(**vars(a)): cls for s, cls in (sections or {}).items()}
-        cfg = {s: load_params(s, cls, a.params) for s, cls in named.items()}
-        data = prepare(a, cfg) if prepare else None
-    except (ParamsError, DataError, ValueError) as e:  # prepare validates: its ValueErrors are bad input
-        fail(name, e)
-    if torch:
-        set_threads()
-    if worker is not None:
-        from prmlab.training import is_main_process
-
-        if not is_main_process():
+        try:
+            check_dvc_params(a.params)
+            if first:
+                # One run per output: a second run of the stage on its outputs stops here, before any model
+                # loads (issue #52: two train_prm on one folder both succeeded; only sharded outputs were locked).
+                locks += [output_lock(p) for p in dict.fromkeys(getattr(a, k, None) for k in ("out", "metrics")) if p]
+                for k in ("out", "metrics", "scores"):  # a read-only or full folder: before the work, not after
+                    if getattr(a, k, None):
+                        check_writable(getattr(a, k))
+            check_store()
+            named = {s.format(**vars(a)): cls for s, cls in (sections or {}).items()}
+            cfg = {s: load_params(s, cls, a.params) for s, cls in named.items()}
+            data = prepare(a, cfg) if prepare else None
+        except (ParamsError, DataError, ValueError) as e:  # prepare validates: its ValueErrors are bad input
+            fail(name, e)
+        if torch:
+            set_threads()
+        if worker is not None and not first:
             worker(a, cfg, data)
             return
-    try:
-        with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags) as run:
-            done = core(a, cfg, data, run)
-            for path, obj in done.outputs.items():
-                (write_jsonl if isinstance(obj, list) else write_json)(path, obj)
-            if metrics:
-                write_json(metrics, done.metrics)
-            run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
-            # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
-            # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
-            small = [p for p in done.outputs if os.path.getsize(p) <= LOG_MAX_BYTES]
-            for path in [*small, *([metrics] if metrics else []), *done.artifacts]:
-                run.artifact(path)
-    except (ParamsError, DataError) as e:
-        fail(name, e)
-    done_line(name, done.summary)
+        try:
+            with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags) as run:
+                done = core(a, cfg, data, run)
+                if torch:  # a stage that runs a model: its figures can move with the CPU (prmlab.tracking.machine)
+                    done.metrics["machine"] = machine()
+                    done.file_only.append("machine")
+                for path, obj in done.outputs.items():
+                    (write_jsonl if isinstance(obj, list) else write_json)(path, obj)
+                if metrics:
+                    write_json(metrics, done.metrics)
+                run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
+                # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
+                # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
+                small = [p for p in done.outputs if os.path.getsize(p) <= LOG_MAX_BYTES]
+                for path in [*small, *([metrics] if metrics else []), *done.artifacts]:
+                    run.artifact(path)
+        except (ParamsError, DataError) as e:
+            fail(name, e)
+        done_line(name, done.summary)
+    finally:
+        for lock in locks:
+            lock.close()

@@ -38,10 +38,10 @@ def tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_URI)
 
 
-STORE_TIMEOUT_S = 5.0
+STORE_TIMEOUT_S = 5.0  # PRMLAB_STORE_TIMEOUT_S overrides it (a store over a slow link)
 
 
-def check_store(uri: str | None = None, timeout_s: float = STORE_TIMEOUT_S) -> None:
+def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
     """The tracking store answers, within `timeout_s`, before a stage does any work: a server that accepts
     and never answers had held a stage 20+ minutes, a locked, corrupt or refusing store 248 s of retries and a
     traceback (issue #52). A ParamsError naming MLFLOW_TRACKING_URI otherwise. Later requests are bounded too
@@ -53,6 +53,11 @@ def check_store(uri: str | None = None, timeout_s: float = STORE_TIMEOUT_S) -> N
     from prmlab.params import ParamsError
 
     uri = uri or tracking_uri()
+    if timeout_s is None:
+        try:
+            timeout_s = float(os.environ.get("PRMLAB_STORE_TIMEOUT_S", STORE_TIMEOUT_S))
+        except ValueError:
+            raise ParamsError(f"PRMLAB_STORE_TIMEOUT_S={os.environ['PRMLAB_STORE_TIMEOUT_S']!r}: expected seconds") from None
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "60")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "3")
     if uri.startswith(("http://", "https://")):
@@ -62,7 +67,7 @@ def check_store(uri: str | None = None, timeout_s: float = STORE_TIMEOUT_S) -> N
             return  # it answered (an old server without /health, or one behind auth): reachable
         except (OSError, ValueError) as e:
             why = getattr(e, "reason", e)
-            raise ParamsError(f"MLFLOW_TRACKING_URI {redact(uri)}: the tracking server did not answer in {timeout_s:.0f} s "
+            raise ParamsError(f"MLFLOW_TRACKING_URI {redact(uri)}: the tracking server did not answer in {timeout_s:g} s "
                               f"({why})") from None
     elif uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).exists():
         db = uri[len("sqlite:///"):]
@@ -76,7 +81,7 @@ def check_store(uri: str | None = None, timeout_s: float = STORE_TIMEOUT_S) -> N
                 con.close()
         except sqlite3.Error as e:
             raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store cannot be written ({e}; waited "
-                              f"{timeout_s:.0f} s)") from None
+                              f"{timeout_s:g} s)") from None
 
 
 def md5_path(path: str | Path) -> str:
@@ -92,6 +97,35 @@ def md5_path(path: str | Path) -> str:
     for f in sorted(q for q in p.rglob("*") if q.is_file()):
         h.update(f"{f.relative_to(p).as_posix()}:{md5_path(f)}\n".encode())
     return h.hexdigest() + ".dir"
+
+
+ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16")  # what picks CPU kernels
+
+
+def machine() -> dict[str, str]:
+    """The CPU a run computed on: vendor, model, the instruction sets that decide which kernels torch, oneDNN
+    and MKL run (`isa`), torch's own choice (`torch_kernels`: AVX512, AVX2, ...) and the threads. Recorded
+    beside every run (MLflow tags) and in the metrics of every stage that runs a model: the same commit's
+    trained weights differ across x86 machines of one kind (issue #52: an Intel Xeon with AVX-512/AMX and an
+    AMD EPYC with AVX2 trained the judge PRM to loss 0.1883 and 0.1974 on byte-identical data), its labels
+    did not."""
+    import platform
+    import sys
+
+    info = {"vendor": "", "model": platform.processor() or platform.machine(), "isa": ""}
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    fields = dict(line.split(":", 1) for line in text.splitlines()[:40] if ":" in line)
+    fields = {k.strip(): v.strip() for k, v in fields.items()}
+    flags = set(fields.get("flags", "").split())
+    info |= {"vendor": fields.get("vendor_id", ""), "model": fields.get("model name", info["model"]),
+             "isa": " ".join(f for f in ISA_FLAGS if f in flags)}
+    torch = sys.modules.get("torch")  # never imported for this alone (a light stage stays light)
+    if torch is not None:
+        info |= {"torch_kernels": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads())}
+    return info
 
 
 def git_commit() -> str:
@@ -253,7 +287,8 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID") or None
     commit = git_commit()
     all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": commit, "mlflow.source.git.commit": commit,
-                **(tags or {}), "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid())}
+                **(tags or {}), "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid()),
+                **{f"prmlab.cpu.{k}": v for k, v in machine().items()}}
     # `dvc exp run` names the experiment in the stage's environment: a run is found by it in the UI.
     for env, tag in (("DVC_EXP_NAME", "dvc.exp_name"), ("DVC_EXP_BASELINE_REV", "dvc.exp_baseline_rev")):
         if os.environ.get(env):

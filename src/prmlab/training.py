@@ -81,7 +81,8 @@ class TrainPRMConfig:
         check(self.weight_decay >= 0 and 0 <= self.warmup_ratio <= 1,
               "train_prm.weight_decay must be >= 0 and train_prm.warmup_ratio in [0, 1]")
         check(self.steps >= 0, "train_prm.steps must be >= 0 (0: train_prm.epochs decides)")
-        check(self.batch_size >= 1 and self.grad_accum >= 1, "train_prm.batch_size, grad_accum must be >= 1")
+        check(self.batch_size >= 1, "train_prm.batch_size must be >= 1")
+        check(self.grad_accum >= 1, "train_prm.grad_accum must be >= 1")
         check(self.batch_tokens >= 0, "train_prm.batch_tokens must be >= 0 (0: train_prm.batch_size decides)")
         check(self.batching in BATCHINGS, f"train_prm.batching must be one of {list(BATCHINGS)}, got {self.batching!r}")
         check(self.max_length >= 16, "train_prm.max_length must be >= 16")
@@ -92,7 +93,8 @@ class TrainPRMConfig:
         check(self.batching != "packed" or self.attn_implementation in PACKED_ATTENTION,
               f"train_prm.attn_implementation {self.attn_implementation!r} does not keep packed examples apart; "
               f"with batching packed use one of {list(PACKED_ATTENTION)}")
-        check(self.max_grad_norm >= 0 and self.log_every >= 1, "train_prm.max_grad_norm must be >= 0, log_every >= 1")
+        check(self.max_grad_norm >= 0, "train_prm.max_grad_norm must be >= 0 (0: no clipping)")
+        check(self.log_every >= 1, "train_prm.log_every must be >= 1")
 
 
 # ----------------------------------------------------------------------------------------- the plan
@@ -434,13 +436,19 @@ def untrained(base: str, out: str, seed: int) -> dict:
 
 
 def prepare_train(a, cfg: dict) -> list[PRMExample]:
-    from prmlab.io import output_lock
-
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
-    if is_main_process():  # one run per checkpoint folder (torchrun's other processes share the first's)
-        a.lock = output_lock(a.out)
     examples = read_jsonl(a.train, PRMExample)
-    return examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
+    examples = examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
+    a.without_soft = 0
+    if a.source == "mc_soft" and (without := sum(e.soft is None for e in examples)):
+        # The soft loss trains on MC values: a set without them trained nothing and was reported as "longer than
+        # max_length" (issue #52). Some examples without them are a counted skip, never a silent one.
+        if without == len(examples):
+            raise DataError(f"{a.train}: none of its {len(examples)} examples carries soft values (field 'soft'): "
+                            "source mc_soft trains on MC values; make the set with stage prm_data@mc_soft")
+        print(f"[train_prm@mc_soft] {without}/{len(examples)} examples skipped: no soft values (field 'soft')", file=sys.stderr)
+        a.without_soft, examples = without, [e for e in examples if e.soft is not None]
+    return examples
 
 
 def train_worker(a, cfg: dict, examples: list[PRMExample]) -> None:
@@ -463,11 +471,13 @@ def train_prm(a, cfg: dict, examples: list[PRMExample], run):
               file=sys.stderr)
         m = untrained(base, a.out, c.seed)
     m["trained"] = bool(examples)
+    m["examples_without_soft"] = getattr(a, "without_soft", 0)
     run.tag("checkpoint", os.path.abspath(a.out))
     # Small checkpoints (the toy PRMs) go to MLflow whole; large ones by path (DVC tracks them).
     run.model(a.out, f"prm-{a.source}", "prm", {"source": a.source, "base": base, "trained": m["trained"]})
     if not examples:
         return Done(m, f"NOT TRAINED: {a.train} has no examples; saved the initial PRM -> {a.out}")
-    skipped = f" ({m['examples_too_long']} skipped: longer than max_length)" if m["examples_too_long"] else ""
+    skipped = "".join(f" ({n} skipped: {why})" for n, why in ((m["examples_too_long"], "longer than max_length"),
+                                                             (m["examples_without_soft"], "no soft values")) if n)
     return Done(m, f"{m['examples']} examples{skipped}, {m['optimizer_steps']} steps, "
                    f"loss {m['train_loss']:.3f} ({m['loss']}), {m['seconds']:.0f}s -> {a.out}")

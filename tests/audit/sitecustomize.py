@@ -1,7 +1,7 @@
 """Test-only: records what a stage process really reads and imports (tests/test_dvc_graph.py).
 
 Active only when PRMLAB_AUDIT_DIR is set and this folder is on PYTHONPATH; each Python process
-then writes <dir>/<pid>.json at exit: its argv, the files it opened for reading, the modules it
+then writes <dir>/<pid>.json at exit: its argv and DVC stage, the files it opened for reading, the modules it
 imported (with their files).
 """
 
@@ -29,7 +29,7 @@ if _dir:
     def _dump():
         mods = sorted({m.__file__ for m in list(sys.modules.values()) if getattr(m, "__file__", None)})
         with open(os.path.join(_dir, f"{os.getpid()}.json"), "w") as f:
-            json.dump({"argv": sys.argv, "cwd": os.getcwd(), "reads": sorted(_reads), "modules": mods}, f)
+            json.dump({"argv": sys.argv, "stage": os.environ.get("DVC_STAGE"), "cwd": os.getcwd(), "reads": sorted(_reads), "modules": mods}, f)
 
     sys.addaudithook(_hook)
     atexit.register(_dump)

@@ -391,7 +391,7 @@ class ToyWorldConfig:
     hard_max_value: int = 60
 
     def __post_init__(self):
-        check(2 <= self.min_steps <= self.max_steps <= 8, "toy.min_steps..max_steps must be within 2..8")
+        check(2 <= self.min_steps <= self.max_steps <= 8, f"toy.min_steps ({self.min_steps}) and toy.max_steps ({self.max_steps}) must be within 2..8, min <= max")
         check(0 <= self.hard_share <= 1, "toy.hard_share must be in [0, 1]")
         check(self.max_steps <= self.hard_max_steps <= 12, "toy.hard_max_steps must be within max_steps..12")
         check(25 <= self.hard_max_value <= 999, "toy.hard_max_value must be within 25..999")
