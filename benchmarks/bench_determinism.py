@@ -31,7 +31,6 @@ from pathlib import Path
 
 from benchmarks import positive_int
 
-
 # The three settings that pin CPU kernels to AVX2 (on an AVX2-only machine they change nothing).
 PINNED = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_CBWR": "AVX2"}
 
@@ -40,7 +39,8 @@ def sample_once(pinned: bool) -> str:
     """md5 of the toy policy's sampled texts (16 train problems x 4, seed 3) in a fresh process."""
     code = """
 import hashlib, json
-from prmlab.generation import BackendConfig, Sampling, make_generator
+from prmlab.generation import make_generator
+from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.io import read_jsonl
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem
@@ -62,7 +62,7 @@ import json, os, torch
 os.cpu_count = lambda: {threads}  # the trainer takes its threads from the cores (as flows/seeds_plain's PRMLAB_CPUS does)
 torch.set_num_threads({threads})
 import dataclasses, random
-from prmlab.labeling import labels_from_first_error
+from prmlab.records import labels_from_first_error
 from prmlab.params import load_params
 from prmlab.records import PRMExample
 from prmlab.toy.world import canonical_steps, make_flawed, make_problems

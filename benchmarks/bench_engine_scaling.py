@@ -41,7 +41,7 @@ def main() -> None:
     import torch
 
     from prmlab.engine import Engine, RayConfig
-    from prmlab.generation import BackendConfig
+    from prmlab.generation_config import BackendConfig
     from prmlab.io import read_problems_and_responses, write_json
     from prmlab.labeling import LabelMCConfig, mc_shard
     from prmlab.params import load_params

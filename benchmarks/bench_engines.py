@@ -43,10 +43,11 @@ def main() -> None:
 
     import random
 
-    from prmlab.generation import BackendConfig, Sampling, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig, Sampling
     from prmlab.io import read_jsonl, write_json
     from prmlab.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
-    from prmlab.prm import make_scorer
+    from prmlab.layouts import make_scorer
     from prmlab.prompts import policy_messages
     from prmlab.records import Problem, Response
     from prmlab.toy.world import canonical_steps, make_flawed, verify

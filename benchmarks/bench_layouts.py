@@ -6,7 +6,7 @@
 For each layout (a checkpoint built in it, benchmarks/layout_models.py; `--dims toy`, the toy policy's
 shape, by default; `mid` a 0.5B-class Qwen2 shape for a GPU) on `--items` real ProcessBench items, a
 seeded sample of gsm8k and math:
-- prmlab: LayoutScorer, length-sorted batches under a token budget, all steps in one pass;
+- prmlab: layout_scorer (a LayoutScorer subclass per layout), length-sorted batches under a token budget, all steps in one pass;
 - the layout's reference procedure (the model card's one-item loop; RLHFlow: ProcessBench-style
   one chat call per step; an ORM: one call per prefix of steps), as tests/test_layouts.py runs it.
 Prints responses/s of each (medians of --repeats alternating runs), their ratio (targets: >= 1.0x the model card's loop, >= 10x the per-step
@@ -27,7 +27,7 @@ import torch
 
 from benchmarks import positive_int
 from benchmarks.layout_models import build, reference_scores
-from prmlab.layouts import LAYOUTS, LayoutScorer
+from prmlab.layouts import LAYOUTS, layout_scorer
 
 DIMS = {"tiny": None,
         "toy": {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -68,7 +68,7 @@ def main() -> None:
             its = [(q, [s.replace("\n", " ") for s in steps]) for q, steps in items] if lay == "skywork" else items
             if gpu:
                 torch.cuda.reset_peak_memory_stats()
-            with LayoutScorer(spec, a.batch_size, dtype="bfloat16" if gpu else "float32", batch_tokens=a.batch_tokens) as sc:
+            with layout_scorer(spec, a.batch_size, dtype="bfloat16" if gpu else "float32", batch_tokens=a.batch_tokens) as sc:
                 sc.score(its[:2])  # warm-up
                 t_ours, t_ref = [], []
                 for _ in range(a.repeats):  # alternating, so neither side gets the warmer machine

@@ -48,7 +48,8 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/mc_search.json")
     a = ap.parse_args()
 
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
     from prmlab.io import read_problems_and_responses, write_json, write_jsonl
     from prmlab.labeling import LabelMCConfig, MCStats, _Rollouts, mc_exhaustive, mc_search
     from prmlab.params import load_params

@@ -96,7 +96,7 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     difference with its interval), overall and on normal and hard problems apart, with the
     within-problem response AUC."""
     from prmlab.bon import bon_outcomes, bon_table, bon_within_auc, group, outcome_table, over_maj
-    from prmlab.prm import make_scorer
+    from prmlab.layouts import make_scorer
     from prmlab.processbench import eval_prm
 
     questions = {p.id: p.question for p in eval_probs}
@@ -153,7 +153,8 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
     a = ap.parse_args()
 
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
     from prmlab.io import write_json
     from prmlab.params import from_mapping, load_params
     from prmlab.processbench import EvalPBConfig

@@ -67,7 +67,8 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_seeds.json")
     a = ap.parse_args()
 
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
     from prmlab.io import read_jsonl, write_json
     from prmlab.params import load_params
     from prmlab.processbench import EvalPBConfig

@@ -62,8 +62,7 @@ def study_examples(params: dict):
 
 def processbench_examples(root: Path, n: int):
     """ProcessBench items as PRM examples: the steps, labelled by the item's first error."""
-    from prmlab.labeling import labels_from_first_error
-    from prmlab.records import PRMExample
+    from prmlab.records import PRMExample, labels_from_first_error
 
     out = []
     for f in sorted(root.glob("*.json")):

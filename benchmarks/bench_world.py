@@ -40,7 +40,8 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(a.threads)
-    from prmlab.generation import BackendConfig, Sampling, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig, Sampling
     from prmlab.labeling import MCStats, mc_exhaustive
     from prmlab.sampling import SampleConfig, sample_responses
     from prmlab.toy.world import make_problems

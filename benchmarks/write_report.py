@@ -10,7 +10,7 @@ from pathlib import Path
 
 from benchmarks.bench_prm_seeds import runs_at
 from prmlab.labeling import SEARCHES
-from prmlab.report import f3, prm_learned, signed_ci, targets_26
+from prmlab.report import AUC_BAR_19, f3, prm_learned, signed_ci, targets_26
 
 D = Path("reports/benchmarks")
 MODELS = ("bootstrap", "train_judge")  # committed: a fresh clone's `make repro` skips them
@@ -151,7 +151,7 @@ def prm_seeds(b: dict) -> list[str]:
             one = len(o["seeds"]) == 1  # no interval: judged on the one value, and said so
             lo = {m: o[m]["mean" if one else "lo"] for m in ("bon_product", "step_auc_heldout")}
             hit = prm_learned(lo["bon_product"], o["bon_random"]["mean"], o["bon_maj"]["mean"], lo["step_auc_heldout"])
-            md += ["", "Oracle targets (Best-of-8 above a random pick and maj@8, step AUC at least 0.8, "
+            md += ["", f"Oracle targets (Best-of-8 above a random pick and maj@8, step AUC at least {AUC_BAR_19}, "
                    + ("on its one seed, no interval" if one else "each by the interval's lower end")
                    + f"): {_ok(hit)}." + (f" F1 order by mean: {' > '.join(order)}." if len(order) > 1 else "")]
         md.append("")
@@ -188,7 +188,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
                f">= 75 and >= 20 above: {_ok(h['judge_first_error_accuracy'] >= max(75, jb + 20))}); label first-error "
                f"accuracy consensus {lab['consensus']} > judge {lab['judge']}, MC {lab['mc']} "
                f"({_ok(lab['consensus'] > max(lab['judge'], lab['mc']))}).", ""]
-    md += ["| budget | minutes | PRM F1 order (oracle first, MC last) | oracle Best-of-8 vs random / maj@8 | oracle step AUC >= 0.8 |",
+    md += [f"| budget | minutes | PRM F1 order (oracle first, MC last) | oracle Best-of-8 vs random / maj@8 | oracle step AUC >= {AUC_BAR_19} |",
            "|---|---|---|---|---|"]
     old = f"session 11's `study-long` (commit {long['commit']}, 960 x 6, ~2,900 steps, no hard problems), one run" if long else ""
     for name, r in ((default.get("label", "default `make repro`"), default), (old, long)):
@@ -203,12 +203,12 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
                   f"{_ok(_f1_order_ok(f1))} | {o} vs {bon['random']} / {bon['maj']}: "
-                  f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= 0.8)} |")
+                  f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= AUC_BAR_19)} |")
         if (c := bon.get("oracle_ceiling")) is not None:  # same study, the ceiling PRM's own budget (params ceiling)
             md.append(f"| the same run's ceiling PRM (ceiling@toy: exact labels on more responses, more steps) | "
                       f"{r['stages']['ceiling@toy']['seconds'] / 60:.1f} on 2 cores | oracle_ceiling F1 {f1['oracle_ceiling']} | "
                       f"{c} vs {bon['random']} / {bon['maj']}: {_ok(prm_learned(c, bon['random'], bon['maj']))} | "
-                      f"{auc.get('oracle_ceiling')}: {_ok(auc.get('oracle_ceiling', 0) >= 0.8)} |")
+                      f"{auc.get('oracle_ceiling')}: {_ok(auc.get('oracle_ceiling', 0) >= AUC_BAR_19)} |")
     for steps, summ in sorted((seeds or {}).get("summary", {}).items(), key=lambda kv: int(kv[0])):
         runs = runs_at(seeds, int(steps))
         per = sum(r["train_seconds"] for r in runs) / len(runs) / 60
@@ -220,7 +220,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         order = (f"{' > '.join(sorted(f1, key=lambda s: -f1[s]))} (means): {_ok(_f1_order_ok(f1))}" if len(f1) > 1
                  else "oracle only")
         bon_ok = sum(prm_learned(b, r, m) for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
-        auc_ok = sum(x >= 0.8 for x in o["step_auc_heldout"]["points"])
+        auc_ok = sum(x >= AUC_BAR_19 for x in o["step_auc_heldout"]["points"])
         md.append(f"| study-long's labels, {int(steps):,} steps, {k} training seed(s) | {per:.1f} per PRM on "
                   f"{runs[0]['machine']} | {order} | {o['bon_product']['mean']:.1f} vs {o['bon_random']['mean']:.1f} / "
                   f"{o['bon_maj']['mean']:.1f}: {bon_ok} of {k} | {o['step_auc_heldout']['mean']:.3f}: {auc_ok} of {k} |")
@@ -230,7 +230,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
                   f"responses), one seed | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} on {r['machine']} | "
                   f"oracle only | {b:.1f} vs {r['bon_random']:.1f} / {r['bon_maj']:.1f}: "
                   f"{_ok(prm_learned(b, r['bon_random'], r['bon_maj']))} | {r['step_auc_heldout']:.3f}: "
-                  f"{_ok(r['step_auc_heldout'] >= 0.8)} |")
+                  f"{_ok(r['step_auc_heldout'] >= AUC_BAR_19)} |")
     return md + [""]
 
 

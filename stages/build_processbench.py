@@ -12,7 +12,7 @@ does on GSM8K) and subset `toy` (held out: the F1 the report headlines).
 Run: python -m stages.build_processbench --problems data/problems/processbench.jsonl --out data/processbench/items.jsonl --metrics metrics/build_processbench.json
 """
 
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.processbench import BuildPBConfig, build_processbench, prepare_build
 from prmlab.stage import run_stage
 

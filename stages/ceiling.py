@@ -12,11 +12,11 @@ Run: python -m stages.ceiling --samples data/samples/ceiling.jsonl --out models/
 
 from prmlab.ceiling import CeilingConfig, ceiling, prepare_ceiling
 from prmlab.engine import EngineConfig
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.sampling import SampleConfig
 from prmlab.stage import run_stage
 from prmlab.toy.world import ToyWorldConfig
-from prmlab.training import TrainPRMConfig
+from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -25,7 +25,7 @@ reaches DVC's shell)
 import sys
 
 from prmlab.stage import foreach_key, run_stage
-from prmlab.training import TrainPRMConfig
+from prmlab.training_config import TrainPRMConfig
 from prmlab.training_sets import consensus, prepare_consensus, prm_data
 
 

@@ -19,12 +19,13 @@ Run: python -m stages.eval_bon --problems data/problems/eval.jsonl --samples dat
 from prmlab.bon import EvalBoNConfig, eval_bon, prepare_bon
 from prmlab.layouts import PRM_OPTIONS
 from prmlab.stage import run_stage
+from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:
     run_stage("eval_bon", __doc__, paths={"problems": "problems JSONL", "samples": "responses JSONL (N per problem)",
                                           **PRM_OPTIONS, "metrics": "metrics JSON", "scores": "step scores JSONL"},
-              sections={"eval_bon": EvalBoNConfig}, prepare=prepare_bon, core=eval_bon, inputs=["problems", "samples"],
+              sections={"eval_bon": EvalBoNConfig, "train_prm": TrainPRMConfig}, prepare=prepare_bon, core=eval_bon, inputs=["problems", "samples"],
               torch=True)
 
 

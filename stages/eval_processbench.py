@@ -19,17 +19,18 @@ Outputs: --metrics JSON, --scores JSONL (per item and model: step scores / predi
 Run: python -m stages.eval_processbench --items data/processbench/items.jsonl --prm-dir models/prm --metrics metrics/eval_processbench.json --scores data/eval/processbench_scores.jsonl
 """
 
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.layouts import PRM_OPTIONS
 from prmlab.processbench import EvalPBConfig, eval_processbench, prepare_eval
 from prmlab.stage import run_stage
+from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:
     run_stage("eval_processbench", __doc__,
               paths={"items": "ProcessBench items JSONL (toy or real, with their subsets)", **PRM_OPTIONS,
                      "metrics": "metrics JSON", "scores": "step scores and predictions JSONL"},
-              sections={"eval_processbench": EvalPBConfig, "judge": BackendConfig}, prepare=prepare_eval,
+              sections={"eval_processbench": EvalPBConfig, "judge": BackendConfig, "train_prm": TrainPRMConfig}, prepare=prepare_eval,
               core=eval_processbench, inputs=["items"], torch=True)
 
 

@@ -16,7 +16,7 @@ Run: python -m stages.inputs --problems-dir data/problems --processbench data/pr
 """
 
 from prmlab.data import RealConfig, read_real, real_inputs
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.stage import run_stage
 
 

@@ -18,7 +18,7 @@ Run: python -m stages.label_judge --problems data/problems/train.jsonl --samples
 """
 
 from prmlab.engine import EngineConfig
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.labeling import LabelJudgeConfig, label_judge, prepare_judge
 from prmlab.stage import run_stage
 

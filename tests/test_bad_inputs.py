@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prmlab.generation import BackendConfig
+from prmlab.generation_config import BackendConfig
 from prmlab.io import DataError, read_json, read_jsonl
 from prmlab.params import ParamsError, load_params
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
@@ -304,7 +304,8 @@ def test_closed_server_fails_fast_naming_the_url_without_credentials():
 
 
 def test_api_key_never_over_plain_http_to_another_host(monkeypatch):
-    from prmlab.generation import BackendConfig, OpenAIGenerator
+    from prmlab.generation import OpenAIGenerator
+    from prmlab.generation_config import BackendConfig
     from prmlab.preflight import check_api_key_transport
 
     check_api_key_transport("judge.base_url", "http://127.0.0.1:8000/v1", "sk-1")  # loopback: fine
@@ -319,7 +320,7 @@ def test_prm_flag_without_name():
     from prmlab.layouts import prms_to_evaluate
 
     with pytest.raises(ParamsError, match=r"^--prm 'models/prm/judge': expected name=path"):
-        prms_to_evaluate(None, ["models/prm/judge"], str(ROOT / "params.yaml"), {})
+        prms_to_evaluate({}, ["models/prm/judge"], {})
 
 
 def test_mlflow_params_never_hold_url_credentials():
@@ -330,7 +331,8 @@ def test_mlflow_params_never_hold_url_credentials():
     assert _loggable("https://host/v1?key=SECRET&x=1") == "https://host/v1?key=***&x=***"
     assert _loggable("https://u:pw@host/v1?key=SECRET") == "https://***@host/v1?key=***"
     assert _loggable("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
 
     # a query that carries no credential still goes with every request (and its values are never shown)
     gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?api-version=2024-06"))
@@ -613,26 +615,27 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
     after the other PRMs were scored. Each is a named error from config and safetensors headers."""
     import torch
 
+    from prmlab.layouts import check_prm
     from prmlab.preflight import check_model
     from prmlab.prm import init_from_policy, prepare_tokenizer
 
-    check_model("PRM 'ok'", str(_tiny_prm(toy, tmp_path)), kind="prm")  # the right kind passes
+    check_prm("PRM 'ok'", str(_tiny_prm(toy, tmp_path)))  # the right kind passes
     tok = prepare_tokenizer(toy["policy"])
     prm = init_from_policy(toy["policy"], tok)
     check_model("policy.model", toy["policy"])
     # A plain causal LM is a PRM only in a layout that says how to read it (prmlab.layouts): named, not guessed.
     with pytest.raises(ParamsError, match=r"^PRM 'lm': .*: a causal LM \(Qwen2ForCausalLM\) whose layout cannot be told "
                                           r"from its files: give layout math_shepherd, rlhflow or eurus"):
-        check_model("PRM 'lm'", toy["policy"], kind="prm")
+        check_prm("PRM 'lm'", toy["policy"])
     with pytest.raises(ParamsError, match=r"^PRM 'lm': .* has no score head; layout qwen has 2"):
-        check_model("PRM 'lm'", toy["policy"], kind="prm", layout="qwen")
+        check_prm("PRM 'lm'", toy["policy"], layout="qwen")
     with pytest.raises(ParamsError, match=r"^policy\.model: .* is a Qwen2ForProcessRewardModel, not a causal LM"):
         check_model("policy.model", str(tmp_path / "prm"))
     prm.score[2] = torch.nn.Linear(prm.score[2].in_features, 3)
     prm.save_pretrained(tmp_path / "prm3")
     tok.save_pretrained(tmp_path / "prm3")
     with pytest.raises(ParamsError, match=r"^PRM 'three': .* has a 3-output score head; layout qwen has 2 \(error, correct\)"):
-        check_model("PRM 'three'", str(tmp_path / "prm3"), kind="prm")
+        check_prm("PRM 'three'", str(tmp_path / "prm3"))
 
 
 def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
@@ -806,13 +809,13 @@ def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
     trained judge PRM was never scored; the same for `--prm judge=...`."""
     from prmlab.layouts import prms_to_evaluate
 
-    params = str(ROOT / "params.yaml")
+    trained = {"judge": "models/prm/judge"}
     with pytest.raises(ParamsError, match=r"^reference_prms\.judge: 'judge' is a trained PRM of train_prm\.sources; "
                                           r"give the reference another name$"):
-        prms_to_evaluate("models/prm", [], params, {"judge": "Qwen/Qwen2.5-Math-PRM-7B"})
+        prms_to_evaluate(trained, [], {"judge": "Qwen/Qwen2.5-Math-PRM-7B"})
     with pytest.raises(ParamsError, match=r"^--prm judge=x: 'judge' already names a PRM"):
-        prms_to_evaluate("models/prm", ["judge=x"], params, {})
-    got = prms_to_evaluate("models/prm", [], params, {"qwen7b": "Qwen/Qwen2.5-Math-PRM-7B"})
+        prms_to_evaluate(trained, ["judge=x"], {})
+    got = prms_to_evaluate(trained, [], {"qwen7b": "Qwen/Qwen2.5-Math-PRM-7B"})
     assert got["judge"].model == "models/prm/judge" and got["qwen7b"].model == "Qwen/Qwen2.5-Math-PRM-7B"
 
 
@@ -859,9 +862,9 @@ def test_model_weights_must_be_whole_and_match_their_config(toy, tmp_path):
         shutil.copytree(src, d)
         return d
 
-    def refused(d: Path, message: str, kind: str = "lm") -> None:
+    def refused(d: Path, message: str) -> None:
         with pytest.raises(ParamsError, match=rf"^policy\.model: {re.escape(str(d))}.*{message}"):
-            check_model("policy.model", str(d), kind=kind)
+            check_model("policy.model", str(d))
 
     d = variant("hidden")
     (d / "config.json").write_text(json.dumps(mc | {"hidden_size": mc["hidden_size"] * 2}))
@@ -945,7 +948,8 @@ def test_sampled_texts_do_not_move_with_the_cpu_kernels(toy):
 
     code = f"""
 import hashlib, json, torch
-from prmlab.generation import BackendConfig, Sampling, make_generator
+from prmlab.generation import make_generator
+from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.io import read_jsonl
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem
@@ -966,8 +970,7 @@ def test_nan_scores_never_become_figures(toy, tmp_path):
     """Issue #52: a diverged PRM's NaN scores hung eval_processbench (step_auc's tie loop never advanced on
     NaN) and gave eval_bon a prm@4 from all-NaN scores. The eval stages refuse them, naming the PRM; the
     metric refuses them too."""
-    from prmlab.metrics import step_auc
-    from prmlab.prm import refuse_nan
+    from prmlab.metrics import refuse_nan, step_auc
 
     with pytest.raises(ValueError, match="step_auc: a step score is NaN"):
         step_auc([[0.9, float("nan")], [0.2]], [1, -1])
@@ -991,7 +994,8 @@ def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsy
     """Issue #52: the transformers backend merged the model folder's generation_config.json into sampling (a
     repetition_penalty there took accuracy from 0.52 to 0.00) and no params key showed it. Sampling now comes
     from params alone; what the file set is said on stderr."""
-    from prmlab.generation import Sampling, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import Sampling
 
     odd = tmp_path / "policy"
     shutil.copytree(toy["policy"], odd)
@@ -1112,13 +1116,11 @@ def test_a_prm_name_is_a_plain_name(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 1 and out.stderr.strip() == ("prmlab eval: --name: PRM name 'a=b' must be letters, digits, "
                                                           "'_', '.' or '-' (it names a results folder and MLflow keys)")
-    params = tmp_path / "params.yaml"
-    params.write_text(yaml.safe_dump({"train_prm": {"sources": ["judge"]}}))
     with pytest.raises(ParamsError, match=r"^--prm a/b=x: PRM name 'a/b' must be"):
-        prms_to_evaluate(None, ["a/b=x"], str(params), {})
+        prms_to_evaluate({}, ["a/b=x"], {})
     with pytest.raises(ParamsError, match=r"^reference_prms\.\.\./up: PRM name '\.\./up' must be"):
-        prms_to_evaluate(None, [], str(params), {"../up": "Qwen/Qwen2.5-Math-PRM-7B"})
-    assert set(prms_to_evaluate(None, ["Qwen2.5-Math-PRM-7B=x"], str(params), {})) == {"Qwen2.5-Math-PRM-7B"}
+        prms_to_evaluate({}, [], {"../up": "Qwen/Qwen2.5-Math-PRM-7B"})
+    assert set(prms_to_evaluate({}, ["Qwen2.5-Math-PRM-7B=x"], {})) == {"Qwen2.5-Math-PRM-7B"}
 
 
 def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):

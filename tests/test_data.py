@@ -5,12 +5,12 @@ from prmlab.data import (
     BON_BENCHMARKS,
     PROCESSBENCH_SUBSETS,
     dedup,
-    duplicate_key,
     load_benchmark,
     load_processbench,
 )
 from prmlab.grading import is_equivalent
 from prmlab.io import DataError, read_json
+from prmlab.steps import duplicate_key
 
 pytestmark = pytest.mark.realdata
 

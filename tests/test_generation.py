@@ -5,7 +5,8 @@ import time
 
 import pytest
 
-from prmlab.generation import BackendConfig, Completion, GenerationError, Sampling, make_generator
+from prmlab.generation import Completion, GenerationError, make_generator
+from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.io import read_jsonl
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem

@@ -1,9 +1,10 @@
 from conftest import letters_policy
 
-from prmlab.generation import BackendConfig, Sampling, make_generator
+from prmlab.generation import make_generator
+from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.io import read_jsonl
-from prmlab.labeling import MCStats, labels_from_first_error, mc_binary, mc_exhaustive, rollout_prompt
-from prmlab.records import JudgeLabel, MCLabel, Problem, Response
+from prmlab.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
+from prmlab.records import JudgeLabel, MCLabel, Problem, Response, labels_from_first_error
 from prmlab.toy.world import canonical_steps, make_flawed, verify
 from prmlab.training_sets import agreement_counts, audit, training_set
 

@@ -12,7 +12,7 @@ import pytest
 from conftest import DATA, ROOT, need_data
 
 from benchmarks.layout_models import build, reference_scores
-from prmlab.layouts import LAYOUTS, LayoutScorer, PRMSpec, batches, check_layout, detect_layout
+from prmlab.layouts import LAYOUTS, PRMSpec, batches, check_layout, detect_layout, layout_scorer
 from prmlab.params import ParamsError
 
 
@@ -44,9 +44,9 @@ def test_batched_one_pass_scores_equal_the_layouts_reference_procedure(layout, b
     assert [len(r) for r in ref] == [len(s) for _, s in items]
     spread = max(v for r in ref for v in r) - min(v for r in ref for v in r)
     assert spread > 1e-3, f"{layout}: scores barely vary ({spread}); the comparison would prove little"
-    with LayoutScorer(spec, batch_size=4, batch_tokens=1 << 20) as scorer:
+    with layout_scorer(spec, batch_size=4, batch_tokens=1 << 20) as scorer:
         batched = scorer.score(items)
-    with LayoutScorer(spec, batch_size=1) as scorer:
+    with layout_scorer(spec, batch_size=1) as scorer:
         alone = scorer.score(items)
     for got in (batched, alone):
         assert [len(g) for g in got] == [len(r) for r in ref]
@@ -116,8 +116,9 @@ def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_pat
 
     import yaml
 
-    from prmlab.data import load_processbench, stratified_head
+    from prmlab.data import load_processbench
     from prmlab.io import write_jsonl
+    from prmlab.processbench import stratified_head
 
     need_data("processbench/math.json")
     items = []
@@ -161,12 +162,12 @@ def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
 
     long_step = ("7 + 8 = 15. " * 80).strip()
     for layout in ("eurus", "orm", "qwen"):
-        with LayoutScorer(built[layout], batch_size=2, max_length=64) as sc:
+        with layout_scorer(built[layout], batch_size=2, max_length=64) as sc:
             got = sc.score([("What is 7 + 8?", [long_step]), ("What is 1 + 1?", ["1 + 1 = 2."])])
             assert sc.last_truncated == [True, False] and got[0] == [], layout
             assert len(got[1]) == 1 and 0 < got[1][0] < 1, layout
     # The edge: eurus's last step position falls just inside the cut, one column past its log-probabilities.
-    with LayoutScorer(built["eurus"], batch_size=2) as sc:
+    with layout_scorer(built["eurus"], batch_size=2) as sc:
         seq = eurus_seq(sc.tok, "What is 7 + 8?", [long_step])
         sc.max_length = seq.positions[-1] + 1  # the position survives a cut to max_length, its column does not
         assert sc.score([("What is 7 + 8?", [long_step])]) == [[]] and sc.last_truncated == [True]
@@ -175,14 +176,21 @@ def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
 def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_qwen_only(built, tmp_path):
     from prmlab.layouts import prms_to_evaluate, vllm_layout_check
 
-    params = tmp_path / "params.yaml"
-    params.write_text("train_prm: {sources: []}\n")
     with pytest.raises(ParamsError, match=r"PRM 'x': unknown layout 'foo'"):
-        prms_to_evaluate(None, ["x=org/some-prm"], str(params), {}, ["x=foo"])
+        prms_to_evaluate({}, ["x=org/some-prm"], {}, ["x=foo"])
     with pytest.raises(ParamsError, match=r"PRM 'x': a reference model is for layout eurus only"):
-        prms_to_evaluate(None, ["x=org/some-prm"], str(params), {}, [], ["x=org/ref"])
-    specs = prms_to_evaluate(None, [f"m={built['math_shepherd'].model}", f"q={built['qwen'].model}"], str(params), {})
+        prms_to_evaluate({}, ["x=org/some-prm"], {}, [], ["x=org/ref"])
+    specs = prms_to_evaluate({}, [f"m={built['math_shepherd'].model}", f"q={built['qwen'].model}"], {})
     vllm_layout_check("vllm", "q", specs["q"])
     vllm_layout_check("transformers", "m", specs["m"])
     with pytest.raises(ParamsError, match=r"PRM 'm': scorer vllm serves the qwen layout only, and this PRM is math_shepherd"):
         vllm_layout_check("vllm", "m", specs["m"])
+
+
+def test_one_scorer_class_per_layout():
+    """Issue #53: LayoutScorer branched on the layout's name in three methods; each layout is now a class of its
+    own (search-and-learn's reward models), one per entry of LAYOUTS."""
+    from prmlab.layouts import SCORERS, LayoutScorer
+
+    assert set(SCORERS) == set(LAYOUTS)
+    assert all(issubclass(c, LayoutScorer) and c is not LayoutScorer for c in SCORERS.values())

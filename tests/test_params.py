@@ -63,7 +63,7 @@ def section_configs():
     from prmlab.ceiling import CeilingConfig
     from prmlab.data import RealConfig
     from prmlab.engine import EngineConfig
-    from prmlab.generation import BackendConfig
+    from prmlab.generation_config import BackendConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
     from prmlab.processbench import BuildPBConfig, EvalPBConfig

@@ -252,6 +252,27 @@ def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
     assert {"bootstrap@toy", "sample", "label_mc", "sample_eval"} <= changed()
 
 
+def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
+    """Issue #53: dvc.yaml listed each stage's imports by hand, generation.py for 16 of 19 stage groups, so an
+    edit to an LLM backend reran stages that never call an LLM. The deps are now each stage's imports
+    (tests/test_layers.py): an edit to generation.py changes the stages that generate, one to a report
+    section the report alone."""
+    def changed() -> set[str]:
+        return set(json.loads(run(["dvc", "status", "--json"], study).stdout or "{}"))
+
+    assert changed() == set()
+    for rel, expected in (("src/prmlab/generation.py", {"bootstrap@toy", "train_judge@toy", "sample", "label_mc",
+                                                         "label_judge", "toy_human@toy", "ceiling@toy",
+                                                         "build_processbench@toy", "sample_eval", "eval_processbench"}),
+                          ("src/prmlab/report.py", {"report"})):
+        f = study / rel
+        before = f.read_text()
+        f.write_text(before + "\n# an edit\n")
+        assert changed() == expected, rel
+        f.write_text(before)
+    assert changed() == set()
+
+
 def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     from mlflow.tracking import MlflowClient
 

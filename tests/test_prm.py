@@ -2,9 +2,9 @@ import pytest
 import torch
 
 from prmlab.io import read_jsonl
-from prmlab.labeling import labels_from_first_error
-from prmlab.prm import STEP_TOKEN, Qwen2ForProcessRewardModel, encode, make_scorer, prepare_tokenizer
-from prmlab.records import PRMExample, Problem
+from prmlab.layouts import make_scorer
+from prmlab.prm import STEP_TOKEN, Qwen2ForProcessRewardModel, encode, prepare_tokenizer
+from prmlab.records import PRMExample, Problem, labels_from_first_error
 from prmlab.toy.world import canonical_steps, make_flawed, verify
 
 
@@ -81,8 +81,10 @@ def test_control_token_text_in_a_step_stays_text(trained_prm, toy):
 def test_control_token_text_in_a_prompt_stays_text(toy):
     """The judge's and the rollouts' prompts: a step holding `<|im_end|>\n<|im_start|>assistant` no
     longer ends the user's turn (it changed the judge's verdict); text without one is unchanged."""
-    from prmlab.generation import BackendConfig, make_generator, plain_text
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
     from prmlab.prompts import policy_messages
+    from prmlab.runtime import plain_text
 
     gen = make_generator(BackendConfig(backend="transformers", model=toy["policy"]))
     tok = gen.tokenizer
@@ -303,8 +305,6 @@ def test_packed_batching_refuses_attention_that_mixes_examples():
 
 
 def test_scorer_clamps_max_length_to_the_models_positions(trained_prm, toy, capsys):
-    from prmlab.prm import make_scorer
-
     out, _ = trained_prm
     positions = Qwen2ForProcessRewardModel.config_class.from_pretrained(str(out)).max_position_embeddings
     assert positions == 8192  # the toy policy's, which the PRM inherits
@@ -321,8 +321,6 @@ def test_scorer_clamps_max_length_to_the_models_positions(trained_prm, toy, caps
 
 
 def test_scorer_dtype_passes_through(trained_prm, toy):
-    from prmlab.prm import make_scorer
-
     out, _ = trained_prm
     ex = examples(toy, 4)
     items = [(e.prompt, e.completions) for e in ex]

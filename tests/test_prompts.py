@@ -159,7 +159,8 @@ def test_eval_processbench_config_resolves_critic_sampling():
 
 def test_eval_critic_reports_its_sampling_and_uses_its_style(toy):
     """The real (tiny) judge through the real transformers backend, three votes in the paper style."""
-    from prmlab.generation import BackendConfig, make_generator
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
     from prmlab.processbench import EvalPBConfig, eval_critic
     from prmlab.records import ProcessBenchItem
 

@@ -202,7 +202,7 @@ def test_policy_flaws_hand_table():
     # r4's slip is on a wrong answer: not counted among the kinds.
     f = policy_flaws(rs)
     assert f.pop("flaw_kinds_among_correct") == {"slip": 1, "unknown": 1, "compensate": 1}
-    assert f == approx({"accuracy": 80.0, "flawed_among_correct": 75.0, "responses": 5})
+    assert f == approx({"accuracy": 80.0, "flawed_among_correct_pct": 75.0, "responses": 5})
     assert policy_flaws([_resp("p", "x", "1", True)]) == {}  # no verifier labels (real data): no numbers
 
 

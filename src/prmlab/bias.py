@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from prmlab.io import DataError, read_jsonl, read_jsonl_lines
-from prmlab.metrics import min_position_stats
+from prmlab.metrics import flawed_among_correct, min_position_stats
 from prmlab.params import check
 from prmlab.records import Response
-from prmlab.stage import Done
+from prmlab.result import Done
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def policy_flaws(responses: list[Response]) -> dict:
         if r.true_first_error != -1:
             kinds[r.error_kind or "unknown"] += 1
     return {"accuracy": 100.0 * len(ok) / len(lab),
-            "flawed_among_correct": 100.0 * sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1),
+            "flawed_among_correct_pct": 100.0 * flawed_among_correct(lab),
             "flaw_kinds_among_correct": dict(kinds), "responses": len(lab)}
 
 
@@ -74,4 +74,4 @@ def analyze_bias(a, cfg: dict, data, run) -> Done:
          "policy": policy_flaws(responses)}
     return Done(m, "min score on the final step (BoN-selected): " + ", ".join(
         f"{k} {v['min_on_last_step_bon_selected']:.0f}%" for k, v in m["prms"].items())
-        + (f"; policy flawed-among-correct {m['policy']['flawed_among_correct']:.0f}%" if m["policy"] else ""))
+        + (f"; policy flawed-among-correct {m['policy']['flawed_among_correct_pct']:.0f}%" if m["policy"] else ""))

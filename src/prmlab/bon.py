@@ -16,11 +16,20 @@ from dataclasses import dataclass, field
 
 from prmlab.io import read_problems_and_responses
 from prmlab.layouts import PRMScoring, checked_prms
-from prmlab.metrics import aggregate, best_of_n, maj_at_k, mean, pass_at_k, random_pick, within_problem_auc
+from prmlab.metrics import (
+    aggregate,
+    best_of_n,
+    maj_at_k,
+    mean,
+    pass_at_k,
+    random_pick,
+    refuse_nan,
+    within_problem_auc,
+)
 from prmlab.params import check
 from prmlab.records import Problem, Response
-from prmlab.stage import Done
-from prmlab.stats import N_BOOT
+from prmlab.result import Done
+from prmlab.stats import N_BOOT, bootstrap_ci
 
 
 @dataclass(frozen=True)
@@ -95,8 +104,6 @@ def over_maj(outcomes: list[dict], agg: str, n_boot: int = N_BOOT, seed: int = 0
     """Best-of-N by `agg` minus maj@N, in points of bon_table's average (the unweighted mean over
     benchmarks), with its 95% paired bootstrap interval over the problems (resampled within each
     benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.targets_26)."""
-    from prmlab.stats import bootstrap_ci
-
     units = [(o["bench"], o[f"prm_{agg}"] - o["maj"]) for o in outcomes]
 
     def stat(sample: list[tuple[str, float]]) -> float:
@@ -148,7 +155,7 @@ def by_n_rows(curves: dict[str, dict[str, float]]) -> list[dict]:
 def prepare_bon(a, cfg: dict):
     """The PRMs (checked), the problems and the responses grouped by problem, before any model loads."""
     c = cfg["eval_bon"]
-    prms = checked_prms(a, c.reference_prms, c.scorer)
+    prms = checked_prms(a, cfg["train_prm"].sources, c.reference_prms, c.scorer)
     problems, responses = read_problems_and_responses(a.problems, a.samples)
     groups = group(responses, c.n)
     most = max((len(rs) for rs in groups.values()), default=0)
@@ -160,8 +167,6 @@ def prepare_bon(a, cfg: dict):
 
 def eval_bon(a, cfg: dict, data, run) -> Done:
     """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
-    from prmlab.prm import refuse_nan
-
     c, (prms, problems, groups) = cfg["eval_bon"], data
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]

@@ -25,9 +25,18 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from prmlab import generation, grading, prompts, sampling
+from prmlab.engine import check_engine, open_engine
+from prmlab.generation_config import check_sampling
+from prmlab.io import ShardWriter, fingerprint
 from prmlab.params import check
-
-CEILING = "oracle_ceiling"  # the PRM's name in the eval stages and the report
+from prmlab.preflight import check_backend, check_model, code_version, model_identity
+from prmlab.records import Response, distinct_responses
+from prmlab.result import Done
+from prmlab.sampling import sample_metrics, sample_shard
+from prmlab.sources import CEILING
+from prmlab.training import train
+from prmlab.training_sets import training_set
 
 
 @dataclass(frozen=True)
@@ -42,12 +51,6 @@ class CeilingConfig:
 
 def prepare_ceiling(a, cfg: dict):
     """The responses' writer and the problems, once the policy and the sampling params are checked."""
-    from prmlab import generation, grading, prompts, sampling
-    from prmlab.engine import check_engine
-    from prmlab.generation import check_sampling
-    from prmlab.io import ShardWriter, fingerprint
-    from prmlab.preflight import check_backend, check_model, code_version, model_identity
-
     c, scfg, bcfg = cfg["ceiling"], cfg["sample"], cfg["policy"]
     check_sampling("sample", scfg.sampling)
     check_backend("policy", bcfg)
@@ -62,13 +65,6 @@ def prepare_ceiling(a, cfg: dict):
 
 def ceiling(a, cfg: dict, data, run):
     """Stage ceiling@toy: sample, label by the verifier, train the oracle PRM at the ceiling's budget."""
-    from prmlab.engine import open_engine
-    from prmlab.records import Response, distinct_responses
-    from prmlab.sampling import sample_metrics, sample_shard
-    from prmlab.stage import Done
-    from prmlab.training import train
-    from prmlab.training_sets import training_set
-
     c, base = cfg["ceiling"], cfg["policy"].model
     writer, problems = data
     scfg = dataclasses.replace(cfg["sample"], n=c.n)

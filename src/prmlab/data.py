@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prmlab.human_labels import check_profile_sources
 from prmlab.io import DataError, iter_jsonl, read_json
+from prmlab.manifest import write_manifests
 from prmlab.params import check
+from prmlab.preflight import check_model
 from prmlab.records import Problem, ProcessBenchItem
-from prmlab.steps import extract_answer, last_boxed
+from prmlab.result import Done
+from prmlab.steps import duplicate_key, extract_answer, last_boxed
 
 PROCESSBENCH_SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")
 # The paper's seven (Table 6): GSM8K, MATH, Minerva Math, GaoKao 2023 En, OlympiadBench, College Math,
@@ -152,13 +155,6 @@ def load_benchmark(name: str, path: str | Path) -> list[Problem]:
     return out
 
 
-def duplicate_key(text: str) -> str:
-    """The key two problems are duplicates by: lower-case letters and digits only (drops spacing,
-    punctuation and LaTeX markup differences such as `$`, `\\(` or `\\,`); multiple-choice options cut."""
-    text = text.split("\nAnswer Choices:")[0]
-    return re.sub(r"[^a-z0-9]", "", text.lower())
-
-
 def dedup(train: list[Problem], eval_texts: dict[str, list[str]]) -> tuple[list[Problem], dict[str, int]]:
     """Drop training problems whose normalised text matches an evaluation problem's (and repeats
     within train). Returns the kept problems and counts: removed per evaluation set, and in total."""
@@ -179,22 +175,6 @@ def dedup(train: list[Problem], eval_texts: dict[str, list[str]]) -> tuple[list[
             kept.append(p)
     removed["removed_total"] = len(train) - len(kept)
     return kept, removed
-
-
-def stratified_head(items: list[ProcessBenchItem], k: int) -> list[ProcessBenchItem]:
-    """The first `k` items with erroneous (label >= 0) and error-free items in their proportions
-    (at least one of each where both exist), in file order. ProcessBench lists erroneous items
-    first, so a plain head would hold no error-free item and F1 would be 0 by construction."""
-    if k >= len(items):
-        return list(items)
-    err = [i for i in items if i.label != -1]
-    ok = [i for i in items if i.label == -1]
-    n_err = round(k * len(err) / len(items))
-    if err and ok:
-        n_err = min(max(n_err, 1), k - 1)
-    n_err = min(n_err, len(err))
-    keep = {id(i) for i in err[:n_err] + ok[: k - n_err]}
-    return [i for i in items if id(i) in keep]
 
 
 @dataclass(frozen=True)
@@ -256,9 +236,6 @@ def real_problems(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list],
 
 def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
     """Stage inputs@real's checks (the files `real` names, human label sources, model folders), then real_problems."""
-    from prmlab.human_labels import check_profile_sources
-    from prmlab.preflight import check_model
-
     cfg["real"].check_paths()
     raw = check_profile_sources(a)
     for role in ("policy", "judge"):  # a missing folder is named as such, never tried as a hub name
@@ -271,9 +248,6 @@ def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
 
 def real_inputs(a, cfg: dict, data: tuple[dict[str, list], dict], run):
     """Stage inputs@real: what read_real read, and the manifests of the models params name."""
-    from prmlab.manifest import write_manifests
-    from prmlab.stage import Done
-
     sets, m = data
     manifests = write_manifests(a.manifests, {role: cfg[role].model for role in ("policy", "judge")})
     m["models"] = {r: v["model"] + (" (local)" if v["local"] else "") for r, v in manifests.items()}

@@ -31,8 +31,11 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from prmlab.generation import BackendConfig, Closing, GenerationError, make_generator
+from prmlab.generation import GenerationError, make_generator
+from prmlab.generation_config import BackendConfig
 from prmlab.params import ParamsError, check
+from prmlab.runtime import Closing
+from prmlab.tracking import Progress
 
 Kind = Literal["local", "ray"]
 
@@ -347,8 +350,6 @@ class Engine(Closing):
         None: nothing to resume) has not finished; meta (a dict or None) is written beside shard i before it.
 
         Returns every record in input order and the metas of the shards run now ({i: meta}: this run's counts)."""
-        from prmlab.tracking import Progress
-
         shards = [items[i: i + shard_size] for i in range(0, len(items), shard_size)]
         prog = Progress(len(items), self.desc, unit=unit)
         out: dict[int, list] = {}

@@ -21,89 +21,14 @@ every backend sees exactly the same text.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
-from dataclasses import dataclass, field, fields
-from typing import Literal
+from dataclasses import dataclass
 
-from prmlab.params import check
-from prmlab.tracking import Progress, url_secrets
-
-DTYPES = ("auto", "float32", "float16", "bfloat16")  # what both engines take by name
-
-
-@dataclass(frozen=True)
-class BackendConfig:
-    backend: Literal["transformers", "vllm", "openai"] = "transformers"
-    model: str = "models/policy"
-    dtype: str = "float32"
-    seed: int = 0
-    max_model_len: int = 4096
-    batch_size: int = 64  # transformers: prompts per generate() call
-    # vllm
-    enable_prefix_caching: bool = True
-    tensor_parallel_size: int = 1
-    data_parallel_size: int = 1
-    gpu_memory_utilization: float = 0.9
-    kv_cache_gib: int = 2  # CPU only
-    # openai-compatible server
-    base_url: str = "http://127.0.0.1:8000/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    max_concurrency: int = 8
-    max_retries: int = 5
-    timeout_s: float = 120.0
-
-    def __post_init__(self):
-        check(self.max_model_len > 0, "max_model_len must be > 0")
-        check(self.batch_size > 0, "batch_size must be > 0")
-        check(self.tensor_parallel_size >= 1, "tensor_parallel_size must be >= 1")
-        check(self.data_parallel_size >= 1, "data_parallel_size must be >= 1")
-        check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization must be in (0, 1]")
-        check(self.max_concurrency >= 1, "max_concurrency must be >= 1")
-        check(self.dtype in DTYPES, f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
-        check(self.max_retries >= 0, f"max_retries must be >= 0, got {self.max_retries}")
-        check(self.timeout_s > 0, f"timeout_s must be > 0, got {self.timeout_s}")
-        # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them (issue #52)
-        secret = url_secrets(self.base_url)
-        check(secret is None, f"base_url carries {secret}, which dvc.lock and MLflow would record: put the key in the "
-                              "environment variable that api_key_env names (it is sent as a bearer token)")
-        check(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.api_key_env) is not None,
-              "api_key_env must be the name of an environment variable (letters, digits, _), not a key; "
-              "the value given is not shown")
-
-
-@dataclass(frozen=True)
-class Sampling:
-    n: int = 1
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int = -1  # -1: off
-    max_tokens: int = 256
-    stop: list[str] = field(default_factory=list)
-    seed: int = 0
-
-    def __post_init__(self):
-        check(self.n >= 1, f"n must be >= 1, got {self.n}")
-        check(self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}")
-        check(0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}")
-        check(self.top_k == -1 or self.top_k >= 1, f"top_k must be -1 (off) or >= 1, got {self.top_k}")
-        check(self.max_tokens >= 1, f"max_tokens must be >= 1, got {self.max_tokens}")
-
-
-def check_sampling(section: str, make, **renamed: str) -> None:
-    """Build a config's Sampling now (from `__post_init__`), so a bad temperature or max_tokens fails
-    when params are read, naming `section.key`, not after the model loaded. `renamed`: Sampling field
-    -> params key where they differ (label_mc calls n `k`)."""
-    from prmlab.params import ParamsError
-
-    try:
-        make()
-    except ParamsError as e:
-        field_, _, rest = str(e).partition(" ")
-        if field_ not in {f.name for f in fields(Sampling)}:
-            raise  # already names its key
-        raise ParamsError(f"{section}.{renamed.get(field_, field_)} {rest}") from None
+from prmlab.generation_config import BackendConfig, Sampling
+from prmlab.preflight import check_api_key_transport, load_tokenizer
+from prmlab.runtime import Closing, has_gpu, plain_text, shutdown_vllm
+from prmlab.tracking import Progress, redact
 
 
 @dataclass(frozen=True)
@@ -115,28 +40,6 @@ class Completion:
 
 class GenerationError(RuntimeError):
     pass
-
-
-class Closing:
-    """`with` support for anything holding an engine: `__exit__` calls `close()`."""
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-def shutdown_vllm(llm) -> None:
-    """Stop a vLLM engine's worker process now rather than at interpreter exit."""
-    if llm is not None:
-        try:
-            llm.llm_engine.engine_core.shutdown()
-        except Exception:
-            pass
 
 
 class Generator(Closing):
@@ -166,27 +69,6 @@ class Generator(Closing):
         return self.generate([self.render(c) for c in conversations], sampling)
 
 
-# Control-token shapes of the chat models we know (`<|im_end|>`, `<extra_0>`), besides the tokenizer's own.
-_CONTROL = re.compile(r"<\|[A-Za-z0-9_]{1,40}\|>|<extra_\d+>")
-_JOINER = "\u2060"  # WORD JOINER: invisible, and no tokenizer has it inside a control token
-
-
-def control_tokens(tokenizer) -> set[str]:
-    """The texts a tokenizer turns into control tokens: its added and special tokens."""
-    return {c for c in set(getattr(tokenizer, "get_added_vocab", dict)()) | set(getattr(tokenizer, "all_special_tokens", [])) if c}
-
-
-def plain_text(text: str, tokenizer=None) -> str:
-    """Break every control token's text in `text` with an invisible joiner after its first character,
-    so tokenizers read it as plain text. Text without one is returned unchanged (same ids as before)."""
-    controls = set(_CONTROL.findall(text))
-    if tokenizer is not None:
-        controls |= {c for c in control_tokens(tokenizer) if c in text}
-    for c in sorted(controls, key=len, reverse=True):
-        text = text.replace(c, c[0] + _JOINER + c[1:])
-    return text
-
-
 def _cut_at_stop(text: str, stop: list[str]) -> str:
     cut = len(text)
     for s in stop:
@@ -194,16 +76,6 @@ def _cut_at_stop(text: str, stop: list[str]) -> str:
         if i != -1:
             cut = min(cut, i)
     return text[:cut]
-
-
-def load_tokenizer(path: str):
-    from transformers import AutoTokenizer
-
-    tok = AutoTokenizer.from_pretrained(path)
-    tok.padding_side = "left"
-    if tok.pad_token is None:
-        tok.pad_token = tok.eos_token
-    return tok
 
 
 # What a model folder's generation_config.json may set that sampling keeps: token ids and bookkeeping
@@ -316,7 +188,7 @@ class VLLMGenerator(Generator):
             # Inside a prmlab.engine replica (a Ray actor holding its GPUs): vLLM would pick its Ray executor and
             # ask the cluster for GPUs the actor already holds; its ranks run as processes of the actor instead.
             kw["distributed_executor_backend"] = "mp"
-        if _has_gpu():
+        if has_gpu():
             kw["gpu_memory_utilization"] = cfg.gpu_memory_utilization
         else:
             # vLLM rewinds a seeded request's generator after a partial (chunked) prefill with a CUDA-only call
@@ -365,8 +237,6 @@ class OpenAIGenerator(Generator):
 
     def __init__(self, cfg: BackendConfig):
         import httpx
-
-        from prmlab.preflight import check_api_key_transport, redact
 
         self.cfg = cfg
         key = os.environ.get(cfg.api_key_env, "EMPTY")
@@ -442,15 +312,6 @@ class OpenAIGenerator(Generator):
 
     def close(self) -> None:
         self.client.close()
-
-
-def _has_gpu() -> bool:
-    try:
-        import torch
-
-        return torch.cuda.is_available()
-    except ImportError:
-        return False
 
 
 def make_generator(cfg: BackendConfig) -> Generator:

@@ -13,6 +13,10 @@ import multiprocessing as mp
 import re
 import threading
 
+from prmlab.records import Response
+from prmlab.steps import extract_answer, split_steps
+from prmlab.toy.world import verify
+
 _pool: cf.ProcessPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -87,9 +91,6 @@ def to_response(problem, rid: str, text: str, num_tokens: int, keep_unanswered: 
     """A policy completion -> (graded Response, None), or (None, reason) for one that must be dropped
     (no steps; no answer unless `keep_unanswered`, then it is kept as wrong). Where the problem carries
     a toy solution graph, the exact verifier also records the true first wrong step."""
-    from prmlab.records import Response
-    from prmlab.steps import extract_answer, split_steps
-
     steps = split_steps(text)
     if not steps:
         return None, "no_steps"
@@ -98,7 +99,6 @@ def to_response(problem, rid: str, text: str, num_tokens: int, keep_unanswered: 
         return None, "no_answer"
     fe = kind = None
     if "nodes" in problem.meta:  # toy world: exact labels
-        from prmlab.toy.world import verify
 
         v = verify(problem, steps)
         fe, kind = v.first_error, v.kind

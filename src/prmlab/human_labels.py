@@ -43,13 +43,13 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from prmlab.data import duplicate_key
 from prmlab.io import DataError, iter_jsonl, read_json
 from prmlab.params import ParamsError, read_params
 from prmlab.records import PRMExample
+from prmlab.result import Done
+from prmlab.sources import HUMAN_SOURCES, TOY_HUMAN
+from prmlab.steps import duplicate_key
 
-HUMAN_SOURCES = ("prm800k", "math_shepherd")
-TOY_HUMAN = "human"  # the toy profile's PRM800K analogue, written by stage toy_human@toy (prmlab.toy.annotators)
 SHEPHERD_TAG = "ки"
 _STEP_NUMBER = re.compile(r"^Step \d+:\s*")
 
@@ -238,7 +238,7 @@ def load_human(source: str, path: str | Path) -> tuple[list[PRMExample], dict[st
 
 
 def drop_eval_problems(examples: list[PRMExample], eval_texts: dict[str, list[str]]) -> tuple[list[PRMExample], dict[str, int]]:
-    """Drop examples whose problem's normalised text (prmlab.data.duplicate_key) is an evaluation problem's.
+    """Drop examples whose problem's normalised text (prmlab.steps.duplicate_key) is an evaluation problem's.
     Counts per evaluation set (the first set naming a text owns it) and in total. Unlike our own
     training problems, repeats are kept: PRM800K labels many solutions of one problem."""
     owner: dict[str, str] = {}
@@ -272,8 +272,6 @@ def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str
 def human_examples(a, cfg: dict, data, run):
     """Stage human_data@<source>: the converted examples minus those on an evaluation problem, and counts
     of what was converted, skipped, cut and removed."""
-    from prmlab.stage import Done
-
     examples, counts, sets = data
     run.params({"source": a.source, "file": a.file})
     run.tag("prmlab.source", a.source)

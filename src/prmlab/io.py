@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from prmlab.records import Record, RecordError
+from prmlab.records import Problem, Record, RecordError, Response
 
 R = TypeVar("R", bound=Record)
 
@@ -159,8 +159,6 @@ def read_json(path: str | Path) -> Any:
 def read_problems_and_responses(problems_path: str | Path, samples_path: str | Path) -> tuple[dict, list]:
     """A stage's problems (by id) and responses, each response naming a known problem, else a DataError
     naming the samples file's field."""
-    from prmlab.records import Problem, Response
-
     problems = {p.id: p for p in read_jsonl(problems_path, Problem)}
     responses = read_jsonl(samples_path, Response)
     missing = sorted({r.problem_id for r in responses} - set(problems))

@@ -26,19 +26,25 @@ The label functions are pure over records and an injected `Generator`; `label_mc
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass
 from typing import Literal
 
-from prmlab.generation import BackendConfig, Generator, Sampling, check_sampling
+from prmlab import generation, grading, prompts
+from prmlab.engine import check_engine, open_engine
+from prmlab.generation import Generator
+from prmlab.generation_config import BackendConfig, Sampling, check_sampling
 from prmlab.grading import is_equivalent
 from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_responses
 from prmlab.params import ParamsError, check
-from prmlab.prompts import judge_messages, majority, parse_judgement, policy_messages
+from prmlab.preflight import check_backend, code_version, model_identity
+from prmlab.prompts import judge_messages, load_template, majority, parse_judgement, policy_messages
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response, distinct_responses
+from prmlab.result import Done
 from prmlab.steps import extract_answer, join_steps
+from prmlab.tracking import md5_path
 
-SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
 SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
 
 
@@ -290,11 +296,6 @@ def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[R
     return labels
 
 
-def labels_from_first_error(n_steps: int, first_error: int) -> list[int]:
-    """1 for steps before the first error, 0 at it, nothing after; all 1 when there is none."""
-    return [1] * n_steps if first_error == -1 else [1] * first_error + [0]
-
-
 @dataclass(frozen=True)
 class LabelMCConfig:
     MINIMUM = {"top_k": -1}  # -1: off (prmlab.params: every other number is >= 0)
@@ -339,8 +340,6 @@ def mc_shard(problems: dict[str, Problem], cfg: LabelMCConfig):
 def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[dict[str, Problem], list[Response]]:
     """Stage label_mc's and label_judge's inputs, cross-checked before any model loads: the problems (by id)
     and the responses, each of which must name a known problem (with a gold answer, for MC rollouts)."""
-    from prmlab.preflight import check_backend
-
     check_backend("policy" if need_gold else "judge", backend)
     problems, responses = read_problems_and_responses(a.problems, a.samples)
     no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer}) if need_gold else []
@@ -351,12 +350,7 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
 
 
 def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Response]]:
-    from prmlab import generation, grading
-    from prmlab import labeling as this
-    from prmlab.engine import check_engine
-    from prmlab.preflight import code_version, model_identity
-    from prmlab.tracking import md5_path
-
+    this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg["label_mc"], cfg["policy"]
     problems, responses = read_labelling_inputs(a, bcfg, need_gold=True)
     check_engine(cfg["engine"], "label_mc", bcfg)  # a Ray cluster that answers and holds a replica
@@ -370,9 +364,6 @@ def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Resp
 def label_mc(a, cfg: dict, data, run):
     """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes), on the
     engine params name (`engine.label_mc`: this process or a Ray cluster; the labels are the same)."""
-    from prmlab.engine import open_engine
-    from prmlab.stage import Done
-
     c = cfg["label_mc"]
     writer, problems, responses = data
     t0 = time.monotonic()
@@ -440,13 +431,7 @@ class LabelJudgeConfig:
 
 def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], list[Response]]:
     """The output's writer, the judge's template (checked: prmlab.prompts.load_template) and the inputs."""
-    from prmlab import generation, prompts
-    from prmlab import labeling as this
-    from prmlab.engine import check_engine
-    from prmlab.preflight import code_version, model_identity
-    from prmlab.prompts import load_template
-    from prmlab.tracking import md5_path
-
+    this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg["label_judge"], cfg["judge"]
     try:
         template = load_template(c.style, c.template_file)
@@ -464,9 +449,6 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
 def label_judge(a, cfg: dict, data, run):
     """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes),
     on the engine params name (`engine.label_judge`)."""
-    from prmlab.engine import open_engine
-    from prmlab.stage import Done
-
     c = cfg["label_judge"]
     writer, template, problems, responses = data
     with open_engine(cfg, "label_judge", cfg["judge"]) as eng:

@@ -15,8 +15,11 @@ score is read at, the readout); prmlab implements each and loads safetensors onl
 Sigmoids keep every layout's scores in (0, 1), so product/min aggregation and a 0.5 threshold mean
 the same everywhere (0.5 is a raw score of 0); ranking and tuned thresholds are unchanged by them.
 
-The layout is read from the checkpoint (`detect_layout`: architecture, head weights, tokenizer) or
-given (`layout=`); `eurus` is never guessed (a causal LM plus a reference model). Batches are formed
+Each layout is a `LayoutScorer` subclass (`QwenScorer`, ..., `EurusScorer`: its model class, its inputs, its
+readout); `layout_scorer(spec)` builds the one of the layout read from the checkpoint (`detect_layout`:
+architecture, head weights, tokenizer) or given (`layout=`); `eurus` is never guessed (a causal LM plus a
+reference model). `check_prm` checks a PRM before any weights load; `checked_prms` is the list of PRMs an
+eval stage scores (its trained sources, `reference_prms`, `--prm`), each checked. Batches are formed
 by a token budget over length-sorted sequences, so short items never pay for a long one's padding
 (on a CPU, only sequences of one length share a batch: any padding costs more than batching gains).
 All steps of a response are scored in one forward pass (one pass per prefix for an ORM), and tests
@@ -36,7 +39,17 @@ from typing import Any
 import torch
 
 from prmlab.params import ParamsError, check
-from prmlab.prm import Scorer
+from prmlab.preflight import check_folder, check_model, check_tokenizer
+from prmlab.prm import (
+    Qwen2ForProcessRewardModel,
+    Qwen2ForRewardModel,
+    Scorer,
+    VLLMScorer,
+    effective_max_length,
+    encode,
+)
+from prmlab.prompts import policy_messages
+from prmlab.tracking import Progress
 
 LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "eurus")
 EURUS_REFERENCE = "Qwen/Qwen2.5-Math-7B-Instruct"  # EurusPRM's model card: its reference model
@@ -115,6 +128,18 @@ def detect_layout(path: str) -> str:
     raise ParamsError(f"{path}: architecture {arch or '(none)'} is none of the PRM layouts {list(LAYOUTS)}")
 
 
+def check_prm(key: str, model: str, layout: str | None = None, reference: str | None = None) -> None:
+    """A PRM to score, before any weights load: its folder (preflight.check_folder), its layout against its files
+    (`check_layout`: a causal LM scored as a PRM would get a freshly initialised head) and its tokenizer; eurus's
+    reference model as a causal LM. A hub name is resolved by the loader."""
+    if reference:
+        check_model(f"{key} reference", reference)
+    p = check_folder(key, model)
+    if p is not None:
+        check_layout(PRMSpec(str(p), layout, reference), key)
+        check_tokenizer(key, p, chat=False)
+
+
 def check_layout(spec: PRMSpec, key: str) -> str:
     """The spec's layout (given or detected), checked against the checkpoint before any weights load:
     the head's size, the layout's step token in the tokenizer. Raises ParamsError naming `key`."""
@@ -187,8 +212,6 @@ class PRMScoring:
         check(self.max_length >= 1, f"{section}.max_length must be >= 1, got {self.max_length}")
 
     def open_scorer(self, spec: PRMSpec, per_prefix: bool):
-        from prmlab.prm import make_scorer
-
         return make_scorer(self.scorer, spec.model, self.batch_size, self.max_length, self.dtype, self.tensor_parallel_size,
                            layout=spec.layout, reference=spec.reference, batch_tokens=self.batch_tokens,
                            per_prefix=per_prefix)
@@ -206,14 +229,12 @@ def check_prm_name(where: str, name: str) -> None:
                           "folder and MLflow keys)")
 
 
-def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, reference: dict,
-                     layouts: list[str] = (), references: list[str] = ()) -> dict[str, PRMSpec]:
-    """name -> PRMSpec of every PRM an eval stage scores: `<prm_dir>/<source>` for each of
-    `train_prm.sources`, then params' `reference_prms` (a folder or hub name, or {model, layout,
-    reference}), then `--prm name=path` flags, with `--layout name=layout` and `--reference name=model`."""
-    from prmlab.params import load_params
-    from prmlab.training import TrainPRMConfig
-
+def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, layouts: list[str] = (),
+                     references: list[str] = ()) -> dict[str, PRMSpec]:
+    """name -> PRMSpec of every PRM an eval stage scores: the trained PRMs ({source: folder}, layout qwen; the
+    eval side names them from its `train_prm.sources`), then params' `reference_prms` (a folder or hub name, or
+    {model, layout, reference}), then `--prm name=path` flags, with `--layout name=layout` and `--reference
+    name=model`."""
     def pairs(flag: str, values, what: str) -> dict[str, str]:
         out = {}
         for p in values:
@@ -226,10 +247,7 @@ def prms_to_evaluate(prm_dir: str | None, cli: list[str], params_path: str, refe
             out[name] = val
         return out
 
-    out: dict[str, PRMSpec] = {}
-    if prm_dir:
-        sources = load_params("train_prm", TrainPRMConfig, params_path).sources
-        out |= {s: PRMSpec(str(Path(prm_dir) / s), "qwen") for s in sources}
+    out = {s: PRMSpec(folder, "qwen") for s, folder in trained.items()}
     for name, v in reference.items():
         check_prm_name(f"reference_prms.{name}", name)
         if name in out:  # it would replace the trained PRM's row with another model's figures (issue #52)
@@ -272,13 +290,13 @@ def vllm_layout_check(scorer: str, name: str, spec: PRMSpec) -> None:
                           "set the eval stage's scorer to transformers")
 
 
-def checked_prms(a, reference: dict, scorer: str) -> dict[str, PRMSpec]:
-    """The PRMs an eval stage's options (PRM_OPTIONS) and `reference_prms` name, each checked before any model loads."""
-    from prmlab.preflight import check_model
-
-    prms = prms_to_evaluate(a.prm_dir, a.prm, a.params, reference, a.layout, a.reference)
+def checked_prms(a, sources: list[str], reference: dict, scorer: str) -> dict[str, PRMSpec]:
+    """The PRMs an eval stage scores, each checked before any model loads: `<--prm-dir>/<source>` for each of
+    `sources` (its `train_prm.sources`), `reference_prms`, and its options (PRM_OPTIONS)."""
+    trained = {s: str(Path(a.prm_dir) / s) for s in sources} if a.prm_dir else {}
+    prms = prms_to_evaluate(trained, a.prm, reference, a.layout, a.reference)
     for name, spec in prms.items():
-        check_model(f"PRM {name!r}", spec.model, "prm", spec.layout, spec.reference)
+        check_prm(f"PRM {name!r}", spec.model, spec.layout, spec.reference)
         vllm_layout_check(scorer, name, spec)
     return prms
 
@@ -302,8 +320,6 @@ def _chat_ids(tok, messages: list[dict]) -> list[int]:
 
 
 def qwen_seq(tok, question: str, steps: list[str]) -> Seq:
-    from prmlab.prm import encode
-
     e = encode(tok, question, steps, max_length=sys.maxsize)  # the training inputs; LayoutScorer.seqs cuts to fit
     return Seq(e.input_ids, e.step_positions)
 
@@ -353,8 +369,6 @@ def skywork_seq(tok, question: str, steps: list[str], step_token: str = "\n") ->
 
 
 def orm_messages(question: str, steps: list[str]) -> list[dict]:
-    from prmlab.prompts import policy_messages
-
     return policy_messages(question) + [{"role": "assistant", "content": "\n\n".join(steps)}]
 
 
@@ -429,102 +443,74 @@ def _quiet_load(fn, *args, **kw):
 
 
 class LayoutScorer(Scorer):
-    """transformers scorer for every layout; `score(items)` returns each response's step scores in (0, 1)."""
+    """A released layout's transformers scorer, one subclass per layout: `score(items)` returns each response's
+    step scores in (0, 1). A subclass says which class loads the checkpoint (`model_class`), how a response
+    becomes forward-pass inputs (`inputs`) and how a batch's outputs become scores (`scores`); this base
+    fits the inputs to max_length, batches them and reads the scores back. `layout_scorer(spec)` builds the
+    subclass of a spec's layout, given or detected."""
+
+    label_offset = 0  # score columns fewer than tokens (eurus reads next-token log-probabilities: 1)
 
     def __init__(self, spec: PRMSpec, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
                  batch_tokens: int = 16384, per_prefix: bool = True):
-        from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoTokenizer
 
-        from prmlab.prm import Qwen2ForProcessRewardModel, Qwen2ForRewardModel, effective_max_length
-
-        self.spec, self.layout = spec, spec.layout or detect_layout(spec.model)
+        self.spec, self.layout = spec, LAYOUT_OF[type(self)]
         self.device = "cuda" if torch.cuda.is_available() else "cpu"
         self.batch_size, self.batch_tokens, self.per_prefix = batch_size, batch_tokens, per_prefix
         self.max_length = effective_max_length(spec.model, max_length)
         self.tok = AutoTokenizer.from_pretrained(spec.model)
         pad = self.tok.pad_token_id if self.tok.pad_token_id is not None else self.tok.eos_token_id
         self.pad_id = pad if pad is not None else 0
-        kw = {"dtype": getattr(torch, dtype), "use_safetensors": True}
-        cls = {"qwen": Qwen2ForProcessRewardModel, "orm": Qwen2ForRewardModel, "skywork": AutoModel}.get(self.layout, AutoModelForCausalLM)
-        self.model = _quiet_load(cls.from_pretrained, spec.model, **kw).to(self.device).eval()
-        self.ref = None
-        if self.layout == "eurus":
-            self.ref = AutoModelForCausalLM.from_pretrained(spec.reference or EURUS_REFERENCE, **kw).to(self.device).eval()
-        if self.layout == "skywork":
-            from safetensors import safe_open
+        self.load_kw = {"dtype": getattr(torch, dtype), "use_safetensors": True}
+        self.model = _quiet_load(self.model_class().from_pretrained, spec.model, **self.load_kw).to(self.device).eval()
 
-            files = weight_files(spec.model)
-            h = self.model.config.hidden_size
-            self.v_head = torch.nn.Linear(h, 1).to(self.device, getattr(torch, dtype))
-            with torch.no_grad():
-                for name in ("weight", "bias"):
-                    with safe_open(files[f"v_head.summary.{name}"], framework="pt") as st:
-                        getattr(self.v_head, name).copy_(st.get_tensor(f"v_head.summary.{name}"))
-        if self.layout == "math_shepherd":
-            self.candidates = self.tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)
-        if self.layout == "rlhflow":
-            self.candidates = [self.tok.encode("+")[-1], self.tok.encode("-")[-1]]
+    @staticmethod
+    def model_class():
+        from transformers import AutoModelForCausalLM
+
+        return AutoModelForCausalLM
+
+    def inputs(self, question: str, steps: list[str]) -> list[Seq]:
+        raise NotImplementedError
+
+    def scores(self, ids: torch.Tensor, mask: torch.Tensor | None, seqs: list[Seq]) -> torch.Tensor:
+        """[batch, columns] scores in (0, 1); a response's are read at its sequence's positions."""
+        raise NotImplementedError
 
     def close(self) -> None:
-        self.model = self.ref = None
+        self.model = None
+
+    def kept(self, out: list[Seq], keep: int) -> tuple[list[Seq], int]:
+        """The sequences and the number of steps they score, once cut to max_length."""
+        return out, min(keep, sum(len(s.positions) for s in out))
 
     def seqs(self, question: str, steps: list[str]) -> tuple[list[Seq], int]:
         """The forward-pass inputs of one response and the steps kept: trailing steps are dropped
         (whole) to fit max_length."""
-        make = {"qwen": qwen_seq, "math_shepherd": shepherd_seq, "rlhflow": rlhflow_seq, "skywork": skywork_seq,
-                "eurus": eurus_seq}.get(self.layout)
         keep = len(steps)
         if not steps:
             return [], 0
         while True:
-            out = orm_seqs(self.tok, question, steps[:keep], self.per_prefix) if self.layout == "orm" else [make(self.tok, question, steps[:keep])]
+            out = self.inputs(question, steps[:keep])
             if max(len(s.ids) for s in out) <= self.max_length or keep <= 1:
                 break
             keep -= 1
-        # A single step longer than max_length: its score positions past the cut are gone (eurus reads
-        # next-token log-probabilities, one column fewer than tokens).
+        # A single step longer than max_length: its score positions past the cut are gone.
         for s in out:
             s.ids = s.ids[: self.max_length]
-            limit = len(s.ids) - 1 if self.layout == "eurus" else len(s.ids)
-            s.positions = [p for p in s.positions if p < limit]
-        if self.layout == "orm":
-            out = [s for s in out if s.positions]
-            keep = keep if out else 0
-        else:
-            keep = min(keep, sum(len(s.positions) for s in out))
-        return out, keep
+            s.positions = [p for p in s.positions if p < len(s.ids) - self.label_offset]
+        return self.kept(out, keep)
 
     @torch.no_grad()
     def values(self, ids: torch.Tensor, mask: torch.Tensor, seqs: list[Seq]) -> list[list[float]]:
         """Scores at each sequence's positions, for one padded batch (right padding: positions stay put)."""
         ids, mask = ids.to(self.device), mask.to(self.device)
         # No padding: no mask, so attention keeps its causal fast path (an all-ones mask can cost it).
-        mask = None if bool(mask.all()) else mask
-        if self.layout in ("qwen", "orm"):
-            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
-            v = logits.softmax(-1)[..., 1] if self.layout == "qwen" else logits[..., 0].sigmoid()
-        elif self.layout == "skywork":
-            hidden = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
-            v = self.v_head(hidden.to(self.v_head.weight.dtype)).squeeze(-1).float().sigmoid()
-        elif self.layout in ("math_shepherd", "rlhflow"):
-            logits = self.model(input_ids=ids, attention_mask=mask).logits[..., self.candidates].float()
-            v = logits.softmax(-1)[..., 0]
-        else:  # eurus: coef * cumulative (log p - log p_ref) of the next tokens from the first label position
-            def logps(model):
-                lp = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float().log_softmax(-1)
-                return lp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-
-            raw = logps(self.model) - logps(self.ref)
-            cols = torch.arange(raw.shape[1], device=raw.device)
-            start = torch.tensor([s.start for s in seqs], device=raw.device)
-            label = (cols[None, :] + 1 >= start[:, None]).float()  # the card's label_mask[:, 1:]
-            v = (EURUS_COEF * raw * label).cumsum(-1).sigmoid()
-        v = v.cpu()
+        v = self.scores(ids, None if bool(mask.all()) else mask, seqs).cpu()
         return [[float(v[r, p]) for p in s.positions] for r, s in enumerate(seqs)]
 
     def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
-        from prmlab.tracking import Progress
-
         made = [self.seqs(q, s) for q, s in items]
         flat = [(i, s) for i, (seqs, _) in enumerate(made) for s in seqs]
         self.last_truncated = [kept < len(steps) for (_, kept), (_, steps) in zip(made, items)]
@@ -547,6 +533,157 @@ class LayoutScorer(Scorer):
         for (i, _), vals in zip(flat, results):
             out[i] += vals
         return out
+
+
+class QwenScorer(LayoutScorer):
+    """Qwen2.5-Math-PRM (and ours): class 1 of the 2-class head at each `<extra_0>`."""
+
+    @staticmethod
+    def model_class():
+        return Qwen2ForProcessRewardModel
+
+    def inputs(self, question, steps):
+        return [qwen_seq(self.tok, question, steps)]
+
+    def scores(self, ids, mask, seqs):
+        return self.model(input_ids=ids, attention_mask=mask).logits.float().softmax(-1)[..., 1]
+
+
+class OrmScorer(LayoutScorer):
+    """An outcome RM (Qwen2.5-Math-RM): the reward of each step prefix (`per_prefix`) or of the whole response."""
+
+    @staticmethod
+    def model_class():
+        return Qwen2ForRewardModel
+
+    def inputs(self, question, steps):
+        return orm_seqs(self.tok, question, steps, self.per_prefix)
+
+    def kept(self, out, keep):
+        out = [s for s in out if s.positions]
+        return out, keep if out else 0
+
+    def scores(self, ids, mask, seqs):
+        return self.model(input_ids=ids, attention_mask=mask).logits.float()[..., 0].sigmoid()
+
+
+class CandidateScorer(LayoutScorer):
+    """A causal LM that answers good/bad tokens at each step tag: P(good) against P(bad)."""
+
+    def candidate_ids(self) -> list[int]:
+        raise NotImplementedError
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.candidates = self.candidate_ids()
+
+    def scores(self, ids, mask, seqs):
+        return self.model(input_ids=ids, attention_mask=mask).logits[..., self.candidates].float().softmax(-1)[..., 0]
+
+
+class ShepherdScorer(CandidateScorer):
+    """Math-Shepherd: `+` against `-` at each `ки` tag."""
+
+    def candidate_ids(self):
+        return self.tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)
+
+    def inputs(self, question, steps):
+        return [shepherd_seq(self.tok, question, steps)]
+
+
+class RLHFlowScorer(CandidateScorer):
+    """RLHFlow's Llama PRMs: `+` against `-` as the assistant's reply to each step."""
+
+    def candidate_ids(self):
+        return [self.tok.encode("+")[-1], self.tok.encode("-")[-1]]
+
+    def inputs(self, question, steps):
+        return [rlhflow_seq(self.tok, question, steps)]
+
+
+class SkyworkScorer(LayoutScorer):
+    """Skywork-o1-Open-PRM: a value head (`v_head.summary`) on the last hidden state at each step's end."""
+
+    @staticmethod
+    def model_class():
+        from transformers import AutoModel
+
+        return AutoModel
+
+    def __init__(self, spec: PRMSpec, *args, **kw):
+        from safetensors import safe_open
+
+        super().__init__(spec, *args, **kw)
+        files = weight_files(spec.model)
+        self.v_head = torch.nn.Linear(self.model.config.hidden_size, 1).to(self.device, self.load_kw["dtype"])
+        with torch.no_grad():
+            for name in ("weight", "bias"):
+                with safe_open(files[f"v_head.summary.{name}"], framework="pt") as st:
+                    getattr(self.v_head, name).copy_(st.get_tensor(f"v_head.summary.{name}"))
+
+    def inputs(self, question, steps):
+        return [skywork_seq(self.tok, question, steps)]
+
+    def scores(self, ids, mask, seqs):
+        hidden = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+        return self.v_head(hidden.to(self.v_head.weight.dtype)).squeeze(-1).float().sigmoid()
+
+
+class EurusScorer(LayoutScorer):
+    """EurusPRM (implicit PRM): coef * cumulative (log p - log p_ref) of the next tokens from the first label
+    position, against its reference model (`spec.reference`, the model card's by default)."""
+
+    label_offset = 1
+
+    def __init__(self, spec: PRMSpec, *args, **kw):
+        from transformers import AutoModelForCausalLM
+
+        super().__init__(spec, *args, **kw)
+        self.ref = AutoModelForCausalLM.from_pretrained(spec.reference or EURUS_REFERENCE, **self.load_kw).to(self.device).eval()
+
+    def close(self) -> None:
+        self.model = self.ref = None
+
+    def inputs(self, question, steps):
+        return [eurus_seq(self.tok, question, steps)]
+
+    def scores(self, ids, mask, seqs):
+        def logps(model):
+            lp = model(input_ids=ids, attention_mask=mask).logits[:, :-1].float().log_softmax(-1)
+            return lp.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+
+        raw = logps(self.model) - logps(self.ref)
+        cols = torch.arange(raw.shape[1], device=raw.device)
+        start = torch.tensor([s.start for s in seqs], device=raw.device)
+        label = (cols[None, :] + 1 >= start[:, None]).float()  # the card's label_mask[:, 1:]
+        return (EURUS_COEF * raw * label).cumsum(-1).sigmoid()
+
+
+SCORERS = {"qwen": QwenScorer, "orm": OrmScorer, "math_shepherd": ShepherdScorer, "rlhflow": RLHFlowScorer,
+           "skywork": SkyworkScorer, "eurus": EurusScorer}  # a class per entry of LAYOUTS
+LAYOUT_OF = {cls: layout for layout, cls in SCORERS.items()}
+
+
+def layout_scorer(spec: PRMSpec, *args, **kw) -> LayoutScorer:
+    """The scorer of `spec`'s layout (given, or read from its files)."""
+    return SCORERS[spec.layout or detect_layout(spec.model)](spec, *args, **kw)
+
+
+def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
+                tensor_parallel_size: int = 1, layout: str | None = None, reference: str | None = None,
+                batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
+    """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
+    `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
+    tensor parallelism applies to vLLM only, which serves the qwen layout (its STEP pooling);
+    `per_prefix` is for an outcome RM (layout orm)."""
+    if backend == "transformers":
+        return layout_scorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
+    elif backend == "vllm":
+        if (layout or detect_layout(path)) != "qwen":
+            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout "
+                             f"{layout or detect_layout(path)}")
+        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
+    raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
 
 
 def describe(spec: PRMSpec) -> str:

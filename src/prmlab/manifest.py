@@ -20,6 +20,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from prmlab.io import write_json
+
 BIG = 256 * 2**20
 
 
@@ -58,8 +60,6 @@ def model_manifest(role: str, model: str) -> dict:
 
 
 def write_manifests(out_dir: str | Path, models: dict[str, str]) -> dict[str, dict]:
-    from prmlab.io import write_json
-
     out = {}
     for role, model in models.items():
         out[role] = model_manifest(role, model)

@@ -19,6 +19,23 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from prmlab.grading import normalize_answer
+from prmlab.io import DataError
+
+
+def flawed_among_correct(responses) -> float:
+    """The share (0-1) of the verifier-labelled correct responses that have a wrong step (Fig. 6-7's policies
+    reach right answers through flawed steps); 0 where none is correct."""
+    ok = [r for r in responses if r.correct and r.true_first_error is not None]
+    return sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1)
+
+
+def refuse_nan(prm: str, scores: list[list[float]]) -> None:
+    """A DataError if any step score is NaN (a diverged checkpoint): NaN compares false with everything, so
+    thresholds, picks and AUC ties would give figures that mean nothing, or never finish (issue #52)."""
+    bad = sum(math.isnan(x) for s in scores for x in s)
+    if bad:
+        raise DataError(f"PRM {prm!r}: {bad} of {sum(map(len, scores))} step scores are NaN (a diverged checkpoint?); "
+                        "no figure is computed from them")
 
 
 def harmonic(a: float, b: float) -> float:

@@ -9,6 +9,8 @@ CONSENSUS_KEPT = 40  # Fig. 2: consensus filtering keeps about 40% of the data (
 SHEPHERD_F1, SHEPHERD_BON = 28.9, 64.3
 # Fig. 8 (all Best-of-8 responses): % whose lowest step score is on the final step.
 FIG8_SHEPHERD, FIG8_QWEN_MC = 44.5, 9.8
+# Fig. 8's text: EurusPRM-Stage1/2, Math-Shepherd-PRM-7B and Skywork-PRM-7B put it there for proportions that "exceed 40%".
+FIG8_BON_PRMS_ABOVE = 40.0
 
 # ProcessBench average F1 of released PRMs (Table 7).
 TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,

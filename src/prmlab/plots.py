@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from prmlab.findings import KEPT_MARGIN  # noqa: E402
-from prmlab.paper import CONSENSUS_KEPT, FIG8_QWEN_MC  # noqa: E402
+from prmlab.paper import CONSENSUS_KEPT, FIG8_BON_PRMS_ABOVE, FIG8_QWEN_MC  # noqa: E402
 
 
 def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
@@ -25,7 +25,8 @@ def min_position_bars(last_share: dict[str, float]):
     fig, ax = plt.subplots(figsize=(8.5, 3.2))
     names = list(last_share)
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
-    ax.axhline(40.0, ls="--", color="gray", lw=1, label="paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > 40%")
+    ax.axhline(FIG8_BON_PRMS_ABOVE, ls="--", color="gray", lw=1,
+               label=f"paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > {FIG8_BON_PRMS_ABOVE:g}%")
     ax.axhline(FIG8_QWEN_MC, ls=":", color="gray", lw=1, label=f"paper Fig. 8: Qwen MC-trained PRM {FIG8_QWEN_MC}%")
     ax.set_ylim(0, 100)
     ax.tick_params(axis="x", rotation=30, labelsize=8)

@@ -3,12 +3,14 @@
 Every check raises `ParamsError` naming the params key (`policy.model`, `judge.base_url`, ...), so the
 stage prints one line `[stage] error: ...` and exits 2 within seconds, never after a model loaded:
 
-- `check_model`: a local folder must exist (a path is never taken for a hub name, which would spend
+- `check_folder`: a local folder must exist (a path is never taken for a hub name, which would spend
   a minute on retries and end in "couldn't connect to huggingface.co") and hold a config, a
   tokenizer and `*.safetensors` weights (pickle checkpoints, `*.bin`/`*.pt`, are never loaded:
-  unpickling runs code).
-  Its config.json parses, its safetensors files are whole and their shapes are the config's (`check_weights`),
-  and its tokenizer encodes text to ids the model has (`check_tokenizer`).
+  unpickling runs code); its config.json parses, its safetensors files are whole and their shapes are
+  the config's (`check_weights`). `check_model`: that, for a causal LM to prompt, whose tokenizer encodes
+  text to ids the model has and has a chat template (`check_tokenizer`). A PRM is checked by
+  prmlab.layouts.check_prm, which knows the layouts.
+- `load_tokenizer`: a folder's tokenizer as generation and scoring load it.
 - `check_server`: an OpenAI-compatible server must accept a TCP connection within 5 s; the error
   names the URL, credentials removed.
 - `check_api_key_transport`: an API key goes over https, or plain http to a loopback host only.
@@ -43,14 +45,9 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-def check_model(key: str, model: str, kind: str = "lm", layout: str | None = None, reference: str | None = None) -> None:
-    """`key` (e.g. `judge.model`): a local folder with config, tokenizer and safetensors weights, or a hub name.
-    `kind`: "lm" (a causal LM: policy, judge, a PRM's base) or "prm" (a PRM in one of prmlab.layouts'
-    layouts: `layout`, or the one its files show; `reference`: eurus's reference model), read from
-    config.json, the tokenizer and the safetensors headers before any weights load: a plain LM scored
-    as a PRM gets a freshly initialised head, and a PRM sampled as a policy writes nonsense."""
-    if kind == "prm" and reference:
-        check_model(f"{key} reference", reference)
+def check_folder(key: str, model: str) -> Path | None:
+    """`key` (e.g. `judge.model`): a local folder with config, tokenizer and whole safetensors weights whose shapes
+    are its config's (returned), or a hub name (None: resolved by the loader)."""
     p = Path(model).expanduser()
     if not p.is_dir():
         if p.exists():
@@ -59,7 +56,7 @@ def check_model(key: str, model: str, kind: str = "lm", layout: str | None = Non
         # it is a path whose last part is missing, and fetching it from the hub would only fail later.
         if looks_like_path(model) or (p.parent != Path(".") and p.parent.is_dir()):
             raise ParamsError(f"{key}: model folder {model} does not exist (a path, not a hub name like org/name)")
-        return  # a hub name: resolved by the loader (pin a revision by downloading it to a folder)
+        return None  # a hub name: resolved by the loader (pin a revision by downloading it to a folder)
     if not (p / "config.json").is_file():
         raise ParamsError(f"{key}: {model} has no config.json (not a transformers model folder)")
     if not any((p / f).is_file() for f in TOKENIZER_FILES):
@@ -69,13 +66,17 @@ def check_model(key: str, model: str, kind: str = "lm", layout: str | None = Non
         why = f" (only pickle weights {pickles}, which are never loaded: convert them to safetensors)" if pickles else ""
         raise ParamsError(f"{key}: {model} has no *.safetensors weights{why}")
     check_weights(key, p)
-    if kind == "prm":
-        from prmlab.layouts import PRMSpec, check_layout
+    return p
 
-        check_layout(PRMSpec(str(p), layout, reference), key)
-    else:
+
+def check_model(key: str, model: str) -> None:
+    """A causal LM to prompt (policy, judge, a PRM's base): `check_folder`, then its kind and its tokenizer, read
+    from config.json and the tokenizer before any weights load: a PRM sampled as a policy writes nonsense. (A PRM
+    to score is checked by prmlab.layouts.check_prm, which knows the layouts.)"""
+    p = check_folder(key, model)
+    if p is not None:
         check_model_kind(key, p)
-    check_tokenizer(key, p, chat=kind == "lm")
+        check_tokenizer(key, p, chat=True)
 
 
 def safetensors_header(f: Path) -> dict:
@@ -136,6 +137,17 @@ def check_weights(key: str, p: Path) -> None:
         raise ParamsError(f"{key}: {p}: config.json says num_hidden_layers {n}, the weights hold {len(layers)} layers")
 
 
+def load_tokenizer(path: str):
+    """A model folder's tokenizer, padding on the left (generation), with a pad token."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(path)
+    tok.padding_side = "left"
+    if tok.pad_token is None:
+        tok.pad_token = tok.eos_token
+    return tok
+
+
 PROBE = "Step 1: 12 + 7 = 19, so the answer is $\\boxed{19}$."
 
 
@@ -144,8 +156,6 @@ def check_tokenizer(key: str, p: Path, chat: bool) -> None:
     prompted) has a chat template. A folder with only tokenizer_config.json gave a 4-token tokenizer that
     encodes every text to [] (issue #52): training on nothing, scoring nothing, exit 0."""
     import json
-
-    from prmlab.generation import load_tokenizer
 
     try:
         tok = load_tokenizer(str(p))

@@ -10,8 +10,9 @@ followed by `<extra_0>` (the last included). Step reward = softmax probability o
 no score).
 
 Scorers share one call, `score(items) -> per-step probabilities`:
-- `prmlab.layouts.LayoutScorer` (transformers): this layout and every other released one of the
-  paper's Table 7 (Math-Shepherd, RLHFlow, Skywork, outcome RMs, EurusPRM); `make_scorer` picks it.
+- `prmlab.layouts.layout_scorer` (transformers; a `LayoutScorer` subclass per layout): this layout and
+  every other released one of the paper's Table 7 (Math-Shepherd, RLHFlow, Skywork, outcome RMs,
+  EurusPRM); `prmlab.layouts.make_scorer` picks it.
 - `VLLMScorer`: vLLM's pooling runner (`runner="pooling"`, STEP pooling on `<extra_0>`), this layout.
 """
 
@@ -28,8 +29,9 @@ from torch import nn
 from transformers import Qwen2Config, Qwen2Model, Qwen2PreTrainedModel
 from transformers.modeling_outputs import TokenClassifierOutput
 
-from prmlab.generation import Closing, _has_gpu, control_tokens, shutdown_vllm
+from prmlab.preflight import load_tokenizer
 from prmlab.prompts import policy_messages
+from prmlab.runtime import Closing, control_tokens, has_gpu, shutdown_vllm
 
 STEP_TOKEN = "<extra_0>"
 ARCH = "Qwen2ForProcessRewardModel"
@@ -86,8 +88,6 @@ def init_from_policy(policy_dir: str, tokenizer) -> Qwen2ForProcessRewardModel:
 
 
 def prepare_tokenizer(path: str):
-    from prmlab.generation import load_tokenizer
-
     tok = load_tokenizer(path)
     if STEP_TOKEN not in tok.get_vocab():
         tok.add_special_tokens({"additional_special_tokens": [STEP_TOKEN]})
@@ -252,19 +252,6 @@ def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Ten
 # ------------------------------------------------------------------------------------------ scorers
 
 
-def refuse_nan(prm: str, scores: list[list[float]]) -> None:
-    """A DataError if any step score is NaN (a diverged checkpoint): NaN compares false with everything, so
-    thresholds, picks and AUC ties would give figures that mean nothing, or never finish (issue #52)."""
-    import math
-
-    bad = sum(math.isnan(x) for s in scores for x in s)
-    if bad:
-        from prmlab.io import DataError
-
-        raise DataError(f"PRM {prm!r}: {bad} of {sum(map(len, scores))} step scores are NaN (a diverged checkpoint?); "
-                        "no figure is computed from them")
-
-
 def effective_max_length(path: str, max_length: int) -> int:
     """`max_length`, clamped to the checkpoint's `max_position_embeddings` (said on stderr): longer
     inputs would run past the positions the model was trained on (vLLM refuses them outright)."""
@@ -299,7 +286,7 @@ class VLLMScorer(Scorer):
         self.tok = prepare_tokenizer(path)
         self.max_length = effective_max_length(path, max_length)
         step_id = self.tok.convert_tokens_to_ids(STEP_TOKEN)
-        kw = {"gpu_memory_utilization": gpu_memory_utilization} if _has_gpu() else {}
+        kw = {"gpu_memory_utilization": gpu_memory_utilization} if has_gpu() else {}
         self.llm = LLM(model=path, runner="pooling", dtype=dtype, max_model_len=self.max_length, seed=seed,
                        tensor_parallel_size=tensor_parallel_size, pooler_config=PoolerConfig(step_tag_id=step_id),
                        load_format="safetensors", **kw)  # never unpickle a *.bin checkpoint
@@ -322,22 +309,3 @@ class VLLMScorer(Scorer):
     def close(self) -> None:
         shutdown_vllm(getattr(self, "llm", None))
         self.llm = None
-
-
-def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
-                tensor_parallel_size: int = 1, layout: str | None = None, reference: str | None = None,
-                batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
-    """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
-    `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
-    tensor parallelism applies to vLLM only, which serves the qwen layout (its STEP pooling);
-    `per_prefix` is for an outcome RM (layout orm)."""
-    from prmlab.layouts import LayoutScorer, PRMSpec, detect_layout
-
-    if backend == "transformers":
-        return LayoutScorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
-    elif backend == "vllm":
-        if (layout or detect_layout(path)) != "qwen":
-            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout "
-                             f"{layout or detect_layout(path)}")
-        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
-    raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")

@@ -14,11 +14,12 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal
 
-from prmlab.generation import Sampling, check_sampling
+from prmlab.generation import make_generator
+from prmlab.generation_config import Sampling, check_sampling
 from prmlab.grading import to_response
 from prmlab.io import read_jsonl
 from prmlab.layouts import PRMScoring, checked_prms
-from prmlab.metrics import best_threshold, first_below, mean, processbench_scores, step_auc
+from prmlab.metrics import best_threshold, first_below, mean, processbench_scores, refuse_nan, step_auc
 from prmlab.params import ParamsError, check
 from prmlab.preflight import check_backend
 from prmlab.prompts import (
@@ -30,7 +31,7 @@ from prmlab.prompts import (
     policy_messages,
 )
 from prmlab.records import Problem, ProcessBenchItem, Response
-from prmlab.stage import Done
+from prmlab.result import Done
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,23 @@ class BuildPBConfig:
         check(0 <= self.tune_share < 1, "build_processbench.tune_share must be in [0, 1)")
         check_sampling("build_processbench", lambda: Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p,
                                                               max_tokens=self.max_tokens, seed=self.seed))
+
+
+
+def stratified_head(items: list[ProcessBenchItem], k: int) -> list[ProcessBenchItem]:
+    """The first `k` items with erroneous (label >= 0) and error-free items in their proportions
+    (at least one of each where both exist), in file order. ProcessBench lists erroneous items
+    first, so a plain head would hold no error-free item and F1 would be 0 by construction."""
+    if k >= len(items):
+        return list(items)
+    err = [i for i in items if i.label != -1]
+    ok = [i for i in items if i.label == -1]
+    n_err = round(k * len(err) / len(items))
+    if err and ok:
+        n_err = min(max(n_err, 1), k - 1)
+    n_err = min(n_err, len(err))
+    keep = {id(i) for i in err[:n_err] + ok[: k - n_err]}
+    return [i for i in items if id(i) in keep]
 
 
 def balance(problems: dict[str, Problem], responses: list[Response], max_items: int, seed: int,
@@ -83,8 +101,6 @@ def prepare_build(a, cfg: dict) -> list[Problem]:
 
 def build_processbench(a, cfg: dict, problems: list[Problem], run) -> Done:
     """Stage build_processbench@toy: sample held-out problems, label by the verifier, balance (`balance`)."""
-    from prmlab.generation import make_generator
-
     c = cfg["build_processbench"]
     responses: list[Response] = []
     if problems:
@@ -155,8 +171,6 @@ def load_items(cfg: EvalPBConfig, path: str) -> tuple[dict[str, list[ProcessBenc
     the metrics (`items_outside_subsets`), never dropped unseen (issue #52)."""
     from collections import Counter
 
-    from prmlab.data import stratified_head
-
     rows = read_jsonl(path, ProcessBenchItem)
     outside = dict(sorted(Counter(i.subset or "(none)" for i in rows if i.subset not in cfg.subsets).items()))
     if outside:
@@ -195,8 +209,6 @@ def prediction(item: ProcessBenchItem, scores: list[float], threshold: float) ->
 
 
 def eval_prm(scorer, items: dict[str, list[ProcessBenchItem]], threshold_subset: str, name: str = "PRM") -> tuple[dict, dict]:
-    from prmlab.prm import refuse_nan
-
     scores = {s: scorer.score([(i.problem, i.steps) for i in its]) for s, its in items.items()}
     refuse_nan(name, [x for sc in scores.values() for x in sc])
     at05 = subset_table(items, {s: [prediction(i, x, 0.5) for i, x in zip(items[s], scores[s])] for s in items})
@@ -238,7 +250,7 @@ def eval_critic(gen, items: dict[str, list[ProcessBenchItem]], cfg: EvalPBConfig
 def prepare_eval(a, cfg: dict):
     """The PRMs (checked) and the items per subset; the critic's template and sampling checked too."""
     c, judge = cfg["eval_processbench"], cfg["judge"]
-    prms = checked_prms(a, c.reference_prms, c.scorer)
+    prms = checked_prms(a, cfg["train_prm"].sources, c.reference_prms, c.scorer)
     items, outside = load_items(c, a.items)
     if c.critic:  # fail now, not after the PRMs: a bad template or sampling setting
         check_backend("judge", judge)
@@ -254,7 +266,6 @@ def prepare_eval(a, cfg: dict):
 
 def eval_processbench(a, cfg: dict, data, run) -> Done:
     """Stage eval_processbench: every PRM (`eval_prm`) and the critic (`eval_critic`) on the items."""
-
     c, judge, (prms, items, outside) = cfg["eval_processbench"], cfg["judge"], data
     run.params({"prms": prms})
     results, rows = {}, []
@@ -273,8 +284,6 @@ def eval_processbench(a, cfg: dict, data, run) -> Done:
                   "step_scores": sc, "pred": prediction(i, sc, t)}
                  for s, its in items.items() for i, sc in zip(its, scores[s])]
     if c.critic:
-        from prmlab.generation import make_generator
-
         with make_generator(judge) as gen:
             res, preds = eval_critic(gen, items, c, judge.model)
         results["critic/judge"] = res

@@ -94,6 +94,12 @@ def _probabilities(name: str, vals: list[float] | None) -> None:
         _need(0.0 <= v <= 1.0, f"field '{name}[{i}]': {v} is not a probability in [0, 1]")
 
 
+
+def labels_from_first_error(n_steps: int, first_error: int) -> list[int]:
+    """1 for steps before the first error, 0 at it, nothing after; all 1 when there is none."""
+    return [1] * n_steps if first_error == -1 else [1] * first_error + [0]
+
+
 @dataclass(frozen=True)
 class Record:
     # The field that identifies a record within its file (read_jsonl rejects a repeat), or None.

@@ -17,17 +17,21 @@ from pathlib import Path
 from typing import Any
 
 from prmlab import plots
-from prmlab.ceiling import CEILING
-from prmlab.io import atomic_write_text, read_json, write_json
+from prmlab.findings import Findings
+from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
-from prmlab.stage import Done
+from prmlab.records import JudgeLabel, Response
+from prmlab.result import Done
+from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
+from prmlab.tracking import git_commit
 
 STAGES = ["sample", "label_mc", "label_judge", "consensus", "eval_processbench", "eval_bon", "analyze_bias",
           "bootstrap", "train_judge", "inputs", "ceiling"]
 # One profile's own stages: a toy run's bootstrap.json must not show up in a real run's report.
 PROFILE_ONLY = {"bootstrap": "toy", "train_judge": "toy", "inputs": "real", "ceiling": "toy"}
 AUC_TARGET = 0.85  # issue #26: the oracle PRM's step AUC on the held-out toy ProcessBench
+AUC_BAR_19 = 0.8  # issue #19's step AUC bar for the PRM trained on exact labels (`prm_learned`)
 
 
 def load_metrics(mdir: Path, profile: str = "toy", sources: list[str] | None = None) -> dict[str, Any]:
@@ -120,9 +124,6 @@ def _auc(res: dict, held: list[str]):
 
 def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n_boot: int = N_BOOT) -> list[dict]:
     """The findings (prmlab.findings) from the eval stages' per-item scores; none without them."""
-    from prmlab.findings import Findings
-    from prmlab.io import read_jsonl
-
     pbm = m["eval_processbench"]
     if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
         return []
@@ -196,9 +197,6 @@ def toy_models(m: dict) -> list[str]:
 def judge_example(samples: Path, labels: Path, max_chars: int = 3000) -> list[str]:
     """One judged response with an error and the judge's reply, verbatim: the reply format a reader
     should see (the toy judge writes a check per paragraph before its verdict, as the paper's does)."""
-    from prmlab.io import read_jsonl
-    from prmlab.records import JudgeLabel, Response
-
     resp = {r.response_id: r for r in read_jsonl(samples, Response)}
     picks = [(resp[j.response_id], j) for j in read_jsonl(labels, JudgeLabel) if j.parsed and j.response_id in resp]
     # The first response the verifier (toy) or else the judge says is wrong, so the reply shows a check failing.
@@ -318,9 +316,9 @@ def table6(res: dict, n: int) -> str:
 
 def prm_learned(bon: float, random: float, maj: float, auc: float | None = None) -> bool:
     """Issue #19's bar for the PRM trained on exact labels (toy `oracle`): Best-of-N above both a random pick
-    and maj@N, and step AUC (where measured) at least 0.8. reports/benchmarks.md's budget tables judge by it;
+    and maj@N, and step AUC (where measured) at least AUC_BAR_19. reports/benchmarks.md's budget tables judge by it;
     the report by issue #26's stricter `targets_26`."""
-    return bon > max(random, maj) and (auc is None or auc >= 0.8)
+    return bon > max(random, maj) and (auc is None or auc >= AUC_BAR_19)
 
 
 def targets_26(auc: float | None, over_maj: dict[str, list[float] | None]) -> bool | None:
@@ -436,7 +434,7 @@ def min_position(m: dict, page: Page) -> list[str]:
                page.figure(plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}),
                            "min_position_hist.png", "min position histogram"), ""]
     if p := bias.get("policy"):
-        md += [f"Policy on the BoN problems: {p['accuracy']:.1f}% correct, of which {p['flawed_among_correct']:.1f}% reached "
+        md += [f"Policy on the BoN problems: {p['accuracy']:.1f}% correct, of which {p['flawed_among_correct_pct']:.1f}% reached "
                f"through a flawed step (paper Fig. 6 reports this bias for real policies).", ""]
     return md
 
@@ -507,7 +505,6 @@ def provenance(page: Page) -> list[str]:
     """Where every number came from: the commit and the MLflow runs (`make ui`, experiment page)."""
     if page.run is None:
         return []
-    from prmlab.tracking import git_commit
 
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
     rows = [[name, f"[`{rid}`]({page.links[name]})"] for name, rid in page.runs.items() if name != "report"]

@@ -6,14 +6,22 @@ the stages' core (prmlab.stage runs them), one core for both: the params section
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
-from prmlab.generation import Generator, Sampling
+from prmlab import generation, grading, prompts
+from prmlab.engine import check_engine, open_engine
+from prmlab.generation import Generator
+from prmlab.generation_config import Sampling
 from prmlab.grading import to_response
 from prmlab.io import ShardWriter, fingerprint, read_jsonl
+from prmlab.metrics import flawed_among_correct
 from prmlab.params import check
+from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.prompts import policy_messages
 from prmlab.records import Problem, Response
+from prmlab.result import Done
+from prmlab.tracking import md5_path
 
 
 @dataclass(frozen=True)
@@ -66,21 +74,15 @@ def sample_metrics(responses: list[Response], problems: int, cfg: SampleConfig) 
          "generated_tokens": sum(r.num_tokens for r in responses)}
     labelled = [r for r in responses if r.true_first_error is not None]
     if labelled:
-        ok = [r for r in labelled if r.correct]
         m["error_free_share"] = sum(r.true_first_error == -1 for r in labelled) / len(labelled)
-        m["flawed_among_correct"] = sum(r.true_first_error != -1 for r in ok) / max(len(ok), 1)
+        m["flawed_among_correct"] = flawed_among_correct(labelled)
     return m
 
 
 def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]:
     """The output's writer, the problems to sample (the first `max_problems`, those with a gold answer)
     and the ids of those without one, once the sampling params and the policy are checked."""
-    from prmlab import generation, grading, prompts
-    from prmlab import sampling as this
-    from prmlab.engine import check_engine
-    from prmlab.preflight import check_backend, code_version, model_identity
-    from prmlab.tracking import md5_path
-
+    this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg[a.section], cfg["policy"]
     check_backend("policy", bcfg)  # before any model loads
     check_engine(cfg["engine"], a.section, bcfg)
@@ -101,9 +103,6 @@ def sample_shard(cfg: SampleConfig):
 def sample(a, cfg: dict, data, run):
     """Stages sample and sample_eval: the responses, written shard by shard (a killed run resumes), on the
     engine params name (`engine.sample`, `engine.sample_eval`: this process or a Ray cluster, same responses)."""
-    from prmlab.engine import open_engine
-    from prmlab.stage import Done
-
     c = cfg[a.section]
     writer, problems, bad = data
     with open_engine(cfg, a.section, cfg["policy"]) as eng:

@@ -27,24 +27,13 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-LOG_MAX_BYTES = 4 * 2**20
-
-
-@dataclass
-class Done:
-    """What a stage core hands back to the runner."""
-
-    metrics: dict[str, Any] = field(default_factory=dict)  # --metrics file (if the stage has one) and MLflow
-    summary: str = ""  # the stage's closing line
-    # path -> rows (a list: JSONL) or an object (JSON), written atomically by the runner, then logged
-    outputs: dict[str, Any] = field(default_factory=dict)
-    logged: dict[str, Any] = field(default_factory=dict)  # this run only (time, rates): MLflow, not the file
-    artifacts: list[str] = field(default_factory=list)  # more files or folders to log to the run
-    file_only: list[str] = field(default_factory=list)  # metrics keys kept out of MLflow (too many keys)
+from prmlab.io import DataError, check_writable, output_lock, write_json, write_jsonl
+from prmlab.params import ParamsError, load_params
+from prmlab.result import LOG_MAX_BYTES, Done
+from prmlab.tracking import check_store, done_line, machine, stage_run
 
 
 def fail(stage: str, err: Exception) -> None:
@@ -93,8 +82,6 @@ def fill_source(a: argparse.Namespace, group: str) -> None:
     The name must be a label source's (letters, digits, `_`): it becomes part of paths."""
     import re
 
-    from prmlab.params import ParamsError
-
     a.source = a.source or foreach_key(group)
     if not a.source:
         raise ParamsError(f"--source is required (under `dvc repro`, stage {group}@<source> names it)")
@@ -110,8 +97,6 @@ def check_dvc_params(params: str) -> None:
     """Under `dvc repro` (DVC sets DVC_STAGE) a stage must read the params DVC records in dvc.lock: the
     repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
     (issue #52)."""
-    from prmlab.params import ParamsError
-
     stage = os.environ.get("DVC_STAGE")
     if stage and Path(params).resolve() != (Path(os.environ.get("DVC_ROOT", ".")) / "params.yaml").resolve():
         raise ParamsError(f"--params {params} (from PRMLAB_PARAMS?) under `dvc repro` ({stage}): DVC records params.yaml "
@@ -127,10 +112,6 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
     filled from the options (`train_prm@{source}`); `inputs` names the options whose files the MLflow run
     records by digest; `torch` sets torch's threads before the core; `worker(a, cfg, data)` runs instead
     of the core in a process of `torchrun` other than the first, which records nothing."""
-    from prmlab.io import DataError, check_writable, output_lock, write_json, write_jsonl
-    from prmlab.params import ParamsError, load_params
-    from prmlab.tracking import check_store, done_line, machine, stage_run
-
     a = parse(description, paths, argv)
     if "source" in paths:
         try:

@@ -1,4 +1,4 @@
-"""Split responses into steps and extract final answers.
+"""Split responses into steps and extract final answers; the key two problem texts are duplicates by.
 
 Qwen2.5-Math responses separate steps by a blank line ("\n\n"), which is also how the PRM paper and
 ProcessBench split them. The final answer is the content of the last `\boxed{...}` (braces
@@ -48,3 +48,10 @@ def extract_answer(text: str) -> str | None:
     if m:
         return m[-1].strip().replace(",", "")
     return None
+
+
+def duplicate_key(text: str) -> str:
+    """The key two problems are duplicates by: lower-case letters and digits only (drops spacing,
+    punctuation and LaTeX markup differences such as `$`, `\\(` or `\\,`); multiple-choice options cut."""
+    text = text.split("\nAnswer Choices:")[0]
+    return re.sub(r"[^a-z0-9]", "", text.lower())

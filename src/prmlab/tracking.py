@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from prmlab.params import ParamsError
+
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
 
@@ -49,8 +51,6 @@ def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
     import sqlite3
     import urllib.error
     import urllib.request
-
-    from prmlab.params import ParamsError
 
     uri = uri or tracking_uri()
     if timeout_s is None:

@@ -15,7 +15,8 @@ PRM to 8.5% MFU on an H200, issue #51):
   `train_prm.fsdp` sharded (FSDP2: parameters, gradients and AdamW state; with `bf16`, bf16 compute
   weights over fp32 master weights and optimizer state); activation checkpointing and fused AdamW are
   params; losses stay on the device and are read back every `log_every` steps.
-torch and transformers load inside the functions that use them: label stages import TrainPRMConfig.
+The config, `TrainPRMConfig`, is prmlab.training_config's: stages that only read `train_prm.sources` (consensus,
+the evaluations) import it without torch.
 """
 
 from __future__ import annotations
@@ -25,77 +26,23 @@ import os
 import random
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-from prmlab.io import DataError, read_jsonl
-from prmlab.params import check
+from prmlab.io import DataError, read_jsonl, write_json
 from prmlab.preflight import check_model
+from prmlab.prm import (
+    PACKED_SDPA,
+    collate,
+    init_from_policy,
+    pack,
+    prepare_tokenizer,
+    prm_loss,
+    training_features,
+)
 from prmlab.records import PRMExample
-from prmlab.stage import Done
-
-BATCHINGS = ("packed", "grouped", "padded")
-# Attention that keeps a packed row's examples apart: sdpa (as prmlab.prm.PACKED_SDPA) or a varlen
-# flash kernel. transformers 5.19's own sdpa and eager let packed examples attend to each other (measured:
-# a loss of 0.6813 for 0.6936 on 16 toy examples), and flex_attention is untested here.
-PACKED_ATTENTION = ("sdpa", "flash_attention_2", "flash_attention_3")
-
-
-@dataclass(frozen=True)
-class TrainPRMConfig:
-    # One PRM per label source; dvc.yaml generates train_prm@<source> from this list.
-    sources: list[str] = field(default_factory=lambda: ["mc_hard", "mc_soft", "judge", "consensus"])
-    lr: float = 1e-5
-    epochs: float = 1.0
-    steps: int = 0  # optimizer steps per PRM; > 0 overrides epochs, so every source gets the same number of updates
-    batch_size: int = 8  # examples per micro-batch per process (at most, when batch_tokens is set)
-    batch_tokens: int = 0  # tokens per micro-batch per process (padding included unless packed); 0: batch_size decides
-    batching: Literal["packed", "grouped", "padded"] = "packed"
-    grad_accum: int = 1
-    max_length: int = 2048
-    warmup_ratio: float = 0.05
-    weight_decay: float = 0.0  # AdamW's decoupled decay, on matrices only (not biases, norms)
-    max_grad_norm: float = 1.0  # 0: no clipping
-    seed: int = 0
-    soft_loss: Literal["bce", "mse"] = "bce"
-    bf16: bool = False  # bf16 compute: autocast over fp32 weights; with fsdp, bf16 weights over fp32 master and state
-    processes: int = 1  # training processes on this machine (DDP; FSDP with fsdp); ignored under torchrun, which sets its own
-    fsdp: bool = False  # FSDP2 (also in one process: the bf16 recipe)
-    activation_checkpointing: bool = False
-    fused_adamw: bool = True
-    attn_implementation: str = "sdpa"
-    log_every: int = 50  # steps between reads of the loss from the device (each step's loss is still logged)
-    max_examples: int = 0  # 0: all
-
-    def __post_init__(self):
-        from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN
-        from prmlab.labeling import SOURCES
-
-        known = SOURCES + HUMAN_SOURCES + (TOY_HUMAN,)
-        unknown = sorted(set(self.sources) - set(known))
-        check(bool(self.sources) and not unknown, f"train_prm.sources: unknown {unknown} (known: {list(known)})"
-              if unknown else "train_prm.sources must name at least one label source")
-        check(len(set(self.sources)) == len(self.sources), "train_prm.sources: a source is named twice")
-        check(self.lr > 0 and self.epochs > 0, "train_prm.lr and train_prm.epochs must be > 0")
-        check(self.weight_decay >= 0 and 0 <= self.warmup_ratio <= 1,
-              "train_prm.weight_decay must be >= 0 and train_prm.warmup_ratio in [0, 1]")
-        check(self.steps >= 0, "train_prm.steps must be >= 0 (0: train_prm.epochs decides)")
-        check(self.batch_size >= 1, "train_prm.batch_size must be >= 1")
-        check(self.grad_accum >= 1, "train_prm.grad_accum must be >= 1")
-        check(self.batch_tokens >= 0, "train_prm.batch_tokens must be >= 0 (0: train_prm.batch_size decides)")
-        check(self.batching in BATCHINGS, f"train_prm.batching must be one of {list(BATCHINGS)}, got {self.batching!r}")
-        check(self.max_length >= 16, "train_prm.max_length must be >= 16")
-        check(self.batch_tokens == 0 or self.batch_tokens >= self.max_length,
-              f"train_prm.batch_tokens ({self.batch_tokens}) must be 0 or >= train_prm.max_length ({self.max_length}): "
-              "a longest example must fit one micro-batch")
-        check(self.processes >= 1, "train_prm.processes must be >= 1")
-        check(self.batching != "packed" or self.attn_implementation in PACKED_ATTENTION,
-              f"train_prm.attn_implementation {self.attn_implementation!r} does not keep packed examples apart; "
-              f"with batching packed use one of {list(PACKED_ATTENTION)}")
-        check(self.max_grad_norm >= 0, "train_prm.max_grad_norm must be >= 0 (0: no clipping)")
-        check(self.log_every >= 1, "train_prm.log_every must be >= 1")
-
+from prmlab.result import Done
+from prmlab.tracking import Progress
+from prmlab.training_config import TrainPRMConfig
 
 # ----------------------------------------------------------------------------------------- the plan
 
@@ -159,8 +106,6 @@ def init_prm(base: str, seed: int):
     with the same params (and every process of one run) start from the same weights."""
     from transformers import set_seed
 
-    from prmlab.prm import init_from_policy, prepare_tokenizer
-
     set_seed(seed)
     tok = prepare_tokenizer(base)
     return tok, init_from_policy(base, tok)
@@ -171,8 +116,6 @@ def features(examples: list[PRMExample], tok, cfg: TrainPRMConfig, soft: bool) -
     max_length cut off, and the examples dropped: an example whose first step does not fit max_length
     would train nothing yet count as trained. Done before the model loads: a set that max_length cuts
     to nothing fails in seconds."""
-    from prmlab.prm import training_features
-
     feats = [training_features(tok, e.to_dict(), cfg.max_length, soft) for e in examples]
     truncated = sum(f["dropped"] for f in feats)
     kept = [f for f in feats if any(x != -100 for x in f["labels"])]
@@ -248,8 +191,6 @@ def wrap(model, cfg: TrainPRMConfig, d: Distributed):
 
 
 def batch(feats: list[dict], pad_id: int, packed: bool, device) -> dict:
-    from prmlab.prm import collate, pack
-
     b = pack(feats) if packed else collate(feats, pad_id)
     return {k: v.to(device, non_blocking=True) if hasattr(v, "to") else v for k, v in b.items()}
 
@@ -295,8 +236,6 @@ def spawn(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
 
 
 def _spawned(rank: int, world: int, port: int, examples, base, out, cfg, soft, tmp) -> None:
-    from prmlab.io import write_json
-
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world), LOCAL_WORLD_SIZE=str(world),
                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     try:
@@ -312,9 +251,6 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
     """One process's training (all of it, when alone); its metrics, with the loss curve as `curve`."""
     import torch
     from transformers import get_cosine_schedule_with_warmup
-
-    from prmlab.prm import PACKED_SDPA, prm_loss
-    from prmlab.tracking import Progress
 
     tok, model = init_prm(base, cfg.seed)
     feats, truncated, too_long = features(examples, tok, cfg, soft)

@@ -10,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from prmlab.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and_responses
-from prmlab.labeling import SOURCES, labels_from_first_error
 from prmlab.params import ParamsError
-from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response
+from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response, labels_from_first_error
+from prmlab.result import Done
+from prmlab.sources import HUMAN_SOURCES, SOURCES, TOY_HUMAN
 
 
 def step_labels(source: str, r: Response, m: MCLabel | None, j: JudgeLabel | None) -> list[int] | None:
@@ -163,8 +164,6 @@ def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> d
 def prepare_consensus(a, cfg: dict) -> tuple:
     """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: a released
     source's training set (its file), else the problems, the responses and both labels, fitting them."""
-    from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN
-
     if getattr(a, "source", None) in HUMAN_SOURCES + (TOY_HUMAN,):
         # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
         path = Path(a.human) / f"{a.source}.jsonl"
@@ -185,8 +184,6 @@ def prepare_consensus(a, cfg: dict) -> tuple:
 def consensus(a, cfg: dict, data, run):
     """Stage consensus: how often MC and the judge agree, each label source's training set size (sets
     themselves: prm_data), and every source's label quality against the verifier (toy world): the audit."""
-    from prmlab.stage import Done
-
     problems, responses, mc, judge = data
     table = audit_table(responses, mc, judge)
     run.params({"with_oracle": bool(table)})  # the audit is {} where the responses carry no verifier labels
@@ -205,8 +202,6 @@ def consensus(a, cfg: dict, data, run):
 
 def prm_data(a, cfg: dict, data, run):
     """Stage prm_data@<source>: one label source's training set, built alone (a released source's: the file)."""
-    from prmlab.stage import Done
-
     src, rows = data if isinstance(data[0], Path) else (a.samples, training_set(a.source, *data))
     run.params({"source": a.source})
     run.tag("prmlab.source", a.source)

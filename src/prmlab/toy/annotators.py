@@ -28,9 +28,15 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prmlab.labeling import labels_from_first_error
-from prmlab.params import check
-from prmlab.records import PRMExample, Problem, Response, distinct_responses
+from prmlab.engine import check_engine, open_engine
+from prmlab.human_labels import drop_eval_problems
+from prmlab.io import read_json
+from prmlab.params import ParamsError, check
+from prmlab.prompts import policy_messages
+from prmlab.records import PRMExample, Problem, Response, distinct_responses, labels_from_first_error
+from prmlab.result import Done
+from prmlab.sampling import sample_metrics, sample_shard
+from prmlab.toy.recipes import fine_tune_policy, training_problems
 from prmlab.toy.world import FLAW_KINDS
 
 
@@ -101,9 +107,6 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
     corpus and seed (`c.writer_seed`) with its own flaw mix (`c.flaw_mix`), saved with its tokenizer to `out`."""
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
-    from prmlab.prompts import policy_messages
-    from prmlab.toy.recipes import fine_tune_policy, training_problems
-
     # Its corpus is stream writer_seed*1000 + 4: the policy's is toy_models.seed*1000 + 4, so they differ.
     corpus = training_problems(c.writer_seed, world, models.corpus, 0, 0)["corpus"]
     tok = AutoTokenizer.from_pretrained(base)
@@ -116,13 +119,8 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
 
 def prepare_toy_human(a, cfg: dict) -> dict[str, list[str]]:
     """Before any model loads: a writer that would be the policy is refused; the evaluation sets' problem texts."""
-    from prmlab.io import read_json
-
     if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
-        from prmlab.params import ParamsError
-
         raise ParamsError("toy_human.writer_seed equals toy_models.seed: the writer would be the policy (set another seed)")
-    from prmlab.engine import check_engine
 
     check_engine(cfg["engine"], "toy_human", cfg["policy"])
     return read_json(a.eval_texts)
@@ -133,11 +131,6 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
     problems of their own stream (toy.seed * 1000 + 7, the study's difficulty mix), one picked and annotated
     per problem, minus the problems an evaluation set holds."""
     import dataclasses
-
-    from prmlab.engine import open_engine
-    from prmlab.human_labels import drop_eval_problems
-    from prmlab.sampling import sample_metrics, sample_shard
-    from prmlab.stage import Done
 
     c, toy = cfg["toy_human"], cfg["toy"]
     m = train_writer(Path(a.base), Path(a.writer), c, cfg["toy_models"], toy, run)

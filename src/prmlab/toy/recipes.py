@@ -19,9 +19,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from prmlab.generation import make_generator
+from prmlab.generation_config import BackendConfig, Sampling
+from prmlab.manifest import write_manifests
 from prmlab.params import check
+from prmlab.prompts import judge_messages, judge_target, load_template, parse_judgement, policy_messages
 from prmlab.records import Problem
-from prmlab.toy.lm import ModelDims
+from prmlab.result import Done
+from prmlab.steps import split_steps
+from prmlab.toy.lm import ModelDims, new_qwen2, train_lm_logged
+from prmlab.toy.tokenizer import build_tokenizer
 from prmlab.toy.world import (
     FLAW_KINDS,
     ToyWorldConfig,
@@ -136,8 +143,6 @@ def judge_pairs(problems: list[Problem], render_chat, seed: int, flawed_share: f
     slips a copying judge cannot catch, so the checks must be computed. `blind_spots` ({flaw kind:
     share}): that share of the solutions with a flaw of that kind get the reply of a grader blind to it
     (check_steps' `blind`), so the judge learns an LLM judge's systematic blind spot."""
-    from prmlab.prompts import judge_messages, judge_target
-
     rng = random.Random(seed + 13)
     pairs = []
     for p in problems:
@@ -159,10 +164,6 @@ def judge_pairs(problems: list[Problem], render_chat, seed: int, flawed_share: f
 
 def measure_policy(policy_dir: str | Path, problems: list[Problem], temperature: float, seed: int) -> tuple[dict, list[list[str]]]:
     """Accuracy, right answers through a wrong step, error kinds (the verifier's); and the responses' steps."""
-    from prmlab.generation import BackendConfig, Sampling, make_generator
-    from prmlab.prompts import policy_messages
-    from prmlab.steps import split_steps
-
     with make_generator(BackendConfig(backend="transformers", model=str(policy_dir), batch_size=128)) as gen:
         outs = gen.chat([policy_messages(p.question) for p in problems],
                         Sampling(n=1, temperature=temperature, top_p=0.8, max_tokens=160, seed=seed))
@@ -180,9 +181,6 @@ def measure_judge(judge_dir: str | Path, problems: list[Problem], steps: list[li
                   max_tokens: int) -> tuple[dict, list[str]]:
     """First-error accuracy against the verifier, overall and on erroneous / error-free responses,
     beside always answering -1; and the judge's replies."""
-    from prmlab.generation import BackendConfig, Sampling, make_generator
-    from prmlab.prompts import judge_messages, parse_judgement
-
     with make_generator(BackendConfig(backend="transformers", model=str(judge_dir), batch_size=64)) as gen:
         outs = gen.chat([judge_messages(template, style, p.question, s) for p, s in zip(problems, steps)],
                         Sampling(n=1, temperature=0.0, max_tokens=max_tokens))
@@ -205,8 +203,6 @@ def fine_tune_policy(name: str, base, tok, render, corpus: list[Problem], seed: 
     """`base` fine-tuned as the policy is (policy_pairs: a `cfg.flawed_share` of `corpus` with one habitual flaw
     of `flaw_mix`; `cfg.policy_steps` at `cfg.batch_size` and `cfg.lr`), saved with `tok` to `out`. The policy
     (bootstrap@toy) and toy_human@toy's writer are both made here, so "trained as the policy is" stays true."""
-    from prmlab.toy.lm import train_lm_logged
-
     model = train_lm_logged(name, base, tok, policy_pairs(corpus, render, seed, cfg.flawed_share, flaw_mix),
                             cfg.policy_steps, cfg.batch_size, cfg.lr, seed, metrics, run)
     model.save_pretrained(out, safe_serialization=True)
@@ -219,10 +215,6 @@ def train_base_and_policy(cfg: ToyModelsConfig, world: ToyWorldConfig, models_di
     import copy
 
     import torch
-
-    from prmlab.prompts import policy_messages
-    from prmlab.toy.lm import new_qwen2, train_lm_logged
-    from prmlab.toy.tokenizer import build_tokenizer
 
     t0 = time.monotonic()
     probs = training_problems(cfg.seed, world, cfg.corpus, 0, cfg.eval_problems)
@@ -255,8 +247,6 @@ def train_judge_model(cfg: ToyJudgeConfig, models: ToyModelsConfig, world: ToyWo
     import torch
     from transformers import AutoTokenizer, Qwen2ForCausalLM
 
-    from prmlab.toy.lm import train_lm_logged
-
     t0 = time.monotonic()
     probs = training_problems(models.seed, world, 0, cfg.corpus, models.eval_problems)
     tok = AutoTokenizer.from_pretrained(base)
@@ -281,9 +271,6 @@ def train_judge_model(cfg: ToyJudgeConfig, models: ToyModelsConfig, world: ToyWo
 
 def bootstrap_models(a, cfg: dict, data, run):
     """Stage bootstrap@toy: train_base_and_policy into --models-dir, and the policy's manifest."""
-    from prmlab.manifest import write_manifests
-    from prmlab.stage import Done
-
     m = train_base_and_policy(cfg["toy_models"], cfg["toy"], Path(a.models_dir), run)
     write_manifests(a.manifests, {"policy": str(Path(a.models_dir) / "policy")})
     return Done(m, f"policy acc {m['policy_accuracy']:.2f} (right through a wrong step: "
@@ -292,17 +279,12 @@ def bootstrap_models(a, cfg: dict, data, run):
 
 def judge_template(a, cfg: dict) -> tuple[str, str]:
     """The judge style and its template (params `label_judge.style`, `.template_file`), as label_judge will prompt."""
-    from prmlab.prompts import load_template
-
     lj = cfg["label_judge"]
     return lj.style, load_template(lj.style, lj.template_file)
 
 
 def train_judge(a, cfg: dict, data: tuple[str, str], run):
     """Stage train_judge@toy: train_judge_model into --out, and the judge's manifest."""
-    from prmlab.manifest import write_manifests
-    from prmlab.stage import Done
-
     m = train_judge_model(cfg["toy_judge"], cfg["toy_models"], cfg["toy"], Path(a.base), Path(a.policy), Path(a.out),
                           *data, run)
     write_manifests(a.manifests, {"judge": a.out})

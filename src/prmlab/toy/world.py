@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from prmlab.params import check
 from prmlab.records import Problem
+from prmlab.result import Done
 from prmlab.steps import last_boxed, split_steps
 
 NAMES = ["Ava", "Ben", "Cal", "Dee", "Eli", "Fay", "Gus", "Ivy", "Jon", "Kim", "Lea", "Max"]
@@ -414,8 +415,6 @@ def draw_problems(a, cfg: dict, data, run):
     """Stage problems@toy: the splits, and the evaluation sets' problem texts (as inputs@real writes them:
     what training data must not contain)."""
     from pathlib import Path
-
-    from prmlab.stage import Done
 
     probs = world_problems(cfg["toy"])
     out = Path(a.problems_dir)

@@ -1,0 +1,15 @@
+"""The label sources a PRM can be trained on: their names only, so that every layer can read them
+(the trainer's config, the training sets, the human-label converters) without importing the others.
+
+- `SOURCES`: made in this pipeline from the policy's own responses (label_mc, label_judge, consensus;
+  `oracle` and `outcome` from the toy world's verifier).
+- `HUMAN_SOURCES`: released step labels, converted by stage human_data (prmlab.human_labels).
+- `TOY_HUMAN`: the toy profile's PRM800K analogue, written by stage toy_human@toy (prmlab.toy.annotators).
+- `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets issue #26's targets.
+"""
+
+SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
+HUMAN_SOURCES = ("prm800k", "math_shepherd")
+TOY_HUMAN = "human"
+KNOWN = SOURCES + HUMAN_SOURCES + (TOY_HUMAN,)
+CEILING = "oracle_ceiling"  # not a source: the oracle PRM at the ceiling's budget (stage ceiling@toy), scored beside them
