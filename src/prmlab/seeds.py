@@ -1,0 +1,195 @@
+"""The study over several seeds, as pages: reports/seeds.md and reports/seeds.json from each seed's file
+(reports/seeds/seed-<k>.json, which flows/seeds.py writes as it runs the seeds). The aggregate itself is
+`prmlab.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
+inconclusive verdict is inconclusive (how many seeds at the present spread would decide it).
+"""
+
+from __future__ import annotations
+
+from statistics import mean, stdev
+
+from prmlab.findings import EQUAL_MARGIN, KEPT_MARGIN, T95, aggregate_seeds, decide, deciding, group_by_id
+from prmlab.paper import CONSENSUS_KEPT
+from prmlab.report import f3, signed_ci
+from prmlab.stats import INCONCLUSIVE
+
+
+def provenance(recs: dict[str, dict]) -> list[str]:
+    """Markdown lines: each seed's commit and how it ran (the committed study, a DVC experiment, or elsewhere)."""
+    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r['ran']}"
+                                        + (f"; PRMs trained on {'; '.join(r['machines'])}" if r.get("machines") else "")
+                                        for name, r in sorted(recs.items())], "",
+            "Trained weights move with the CPU (its core count and its kernels: AVX-512, AVX2), labels do not "
+            "(benchmarks/bench_determinism.py; issue #52): each seed's figures of a trained model are its machine's, "
+            "and seeds run on several kinds of machine carry that spread in their across-seed interval.", ""] if recs else []
+
+
+def runs(recs: dict[str, dict]) -> dict[str, dict[str, str]]:
+    """reports/seeds.json's record of the seeds: the commit each ran from, and how."""
+    return {"runs": {n: r["commit"] for n, r in recs.items()}, "ran": {n: r["ran"] for n, r in recs.items()}}
+
+
+def targets_table(recs: dict[str, dict]) -> list[str]:
+    """Markdown rows: each seed's PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85 and
+    Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
+    rows = [f"| {seed} | {name} | {f3(t['step_auc'])} | "
+            f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
+            f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
+            for seed, r in sorted(recs.items()) for name, t in r["targets_26"].items()]
+    if not rows:
+        return []
+    return ["The PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85; Best-of-N (product or "
+            "min) above maj@N by its 95% interval's lower end), per seed:", "",
+            "| seed | PRM | step AUC | Best-of-N (product) - maj@N | Best-of-N (min) - maj@N | targets |",
+            "|---|---|---|---|---|---|", *rows, ""]
+
+
+# Each PRM's own figures across seeds (reports/seeds.md), from each seed's headline: (key, what, decimals).
+HEADLINE_FIGURES = (("processbench_f1", "ProcessBench F1 (held-out subsets)", 1),
+                    ("processbench_step_auc", "ProcessBench step AUC", 3),
+                    ("best_of_n", "Best-of-8 accuracy (product; maj, pass, random for reference)", 1))
+
+
+def prm_table(recs: dict[str, dict]) -> list[str]:
+    """Markdown rows: each PRM's own figures per seed, as each seed's reports/headline.json has them, with their
+    mean and sample sd over the seeds that kept a headline ('-' for one that did not): how far a PRM's figures
+    move between seeds of one study (its world, samples and training run all redrawn)."""
+    names = [n for n, r in sorted(recs.items()) if r.get("headline")]
+    if not names:
+        return []
+    cols = sorted(recs)
+    md = ["Each PRM's own figures per seed (its seed's reports/headline.json), with the mean and sd over the seeds "
+          f"that kept one ({len(names)} of {len(cols)}):", "",
+          "| figure | model | " + " | ".join(cols) + " | mean | sd |", "|---|---|" + "---|" * (len(cols) + 2)]
+    for key, what, nd in HEADLINE_FIGURES:
+        models = dict.fromkeys(m for n in names for m, v in (recs[n]["headline"].get(key) or {}).items()
+                               if m != "n" and isinstance(v, (int, float)))
+        for i, model in enumerate(models):
+            vals = [((recs[n].get("headline") or {}).get(key) or {}).get(model) for n in cols]
+            pts = [v for v in vals if v is not None]
+            cells = [*vals, mean(pts), stdev(pts) if len(pts) > 1 else None]
+            md.append(f"| {what if i == 0 else ''} | {model} | " + " | ".join("-" if v is None else f"{v:.{nd}f}" for v in cells) + " |")
+    return md + [""]
+
+
+def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
+    """Markdown rows: each finding's estimates, point [95% within-seed interval], and its verdict, per seed;
+    every finding and estimate any seed has (as aggregate_seeds groups them by id), '-' where a seed lacks it."""
+    if not per_seed:
+        return []
+    names = sorted(per_seed)
+    md = ["Each seed that has run, on its own (point [95% within-seed interval]; a verdict per seed):", "",
+          "| finding | estimate | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for by_run in group_by_id(per_seed).values():
+        f, recs = next(iter(by_run.values())), [by_run.get(name) for name in names]
+        for i, est in enumerate(dict.fromkeys(k for g in recs if g for k in g["estimates"])):
+            cells = [("-" if not g or est not in g["estimates"] else "{:.1f} [{:.1f}, {:.1f}]".format(*g["estimates"][est]))
+                     + (f" ({g['verdict']})" if g and i == 0 else "") for g in recs]
+            md.append(f"| {f['claim'] if i == 0 else ''} | {est} | " + " | ".join(cells) + " |")
+    return md + [""]
+
+
+def seeds_for(sd: float, target: float, most: int = 100) -> int | None:
+    """The fewest seeds whose across-seed 95% half-width (`prmlab.findings.t_interval`: Student t for k - 1
+    degrees of freedom times sd / sqrt(k)) is at most `target`, at a per-seed spread `sd`; None beyond `most`."""
+    return next((k for k in range(2, most + 1) if T95.get(k - 1, 1.96) * sd / k ** 0.5 <= target), None)
+
+
+def why_inconclusive(f: dict, runs: int) -> str:
+    """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, from its deciding estimates: an
+    interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
+    one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
+    no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0, but
+    the equalities: hard = soft within a margin of 0, and the kept share within a window about Fig. 2's 40% (how
+    many seeds would place it wholly inside or outside the window's nearer end)."""
+    if f["verdict"] != INCONCLUSIVE:
+        return ""
+    if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
+        return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
+    names = [n for n in deciding(f["id"], f["estimates"])
+             if decide(f["id"], {n: (f["estimates"][n]["lo"], f["estimates"][n]["hi"])}) == INCONCLUSIVE]
+    out = []
+    for n in names:
+        e = f["estimates"][n]
+        m, h, lo, hi = e["mean"], e["half_width"], e["lo"], e["hi"]
+        sd = h * e["seeds"] ** 0.5 / T95.get(e["seeds"] - 1, 1.96)  # the per-seed spread behind the half-width
+        if f["id"] == "hard_soft":  # an equality: |mean| + half-width within the margin
+            gap = EQUAL_MARGIN - abs(m)
+            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{EQUAL_MARGIN:g}; "
+                       + (seeds_needed(sd, gap, f"bring it to +-{gap:.1f}") if gap > 0 else
+                          "no number of seeds shows equality at this mean"))
+        elif n == "kept_share":  # an equivalence to Fig. 2's "about 40%": a window, not a side of 0
+            a, b = CONSENSUS_KEPT - KEPT_MARGIN, CONSENSUS_KEPT + KEPT_MARGIN
+            edge, inside = min((a, b), key=lambda x: abs(m - x)), a <= m <= b
+            out.append(f"{n} {m:.1f} [{lo:.1f}, {hi:.1f}] straddles {edge:g}, an end of the {a:g}-{b:g}% window that "
+                       f"counts as Fig. 2's about {CONSENSUS_KEPT:g}%, its mean {abs(m - edge):.1f} points "
+                       f"{'inside' if inside else 'outside'} it; "
+                       + seeds_needed(sd, abs(m - edge), f"place the interval wholly {'inside' if inside else 'outside'} "
+                                      f"({'reproduced' if inside else 'not reproduced'})"))
+        elif (eff := e.get("paper_effect")) and h > eff:
+            out.append(f"{n}: +-{h:.1f} across seeds is wider than the paper's effect {eff:g}; "
+                       + seeds_needed(sd, eff, f"bring it to +-{eff:.1f}"))
+        elif eff:
+            out.append(f"{n} [{lo:.1f}, {hi:.1f}] is narrow enough for the paper's effect ({eff:g}) and straddles 0: "
+                       + (f"an effect of the paper's size is excluded (at most {hi:.1f})" if hi < eff else
+                          "the toy's effect, if any, is smaller than the interval resolves"))
+        else:
+            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] straddles 0 and the paper gives it no size; "
+                       + seeds_needed(sd, abs(m), f"separate a mean of {m:+.1f} from 0"))
+    return "; ".join(out)
+
+
+def seeds_needed(sd: float, target: float, goal: str) -> str:
+    """'about k seeds at this spread would <goal>', k the fewest whose half-width is at most `target` (> 0)."""
+    k = seeds_for(sd, target) if target > 0 else None
+    return (f"about {k} seeds at this spread would {goal}" if k else
+            f"more than 100 seeds at this spread would be needed to {goal}")
+
+
+def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], head: str) -> tuple[dict, str]:
+    """reports/seeds.{json,md} while some seeds of the committed study (commit `head`) are missing: which, the
+    command, and each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
+    md = ["# The study over several seeds", "",
+          f"**Pending**: {len(recs)} of the {seeds} seeds of the committed study (commit {head}) have run"
+          + (f" ({', '.join(sorted(recs))})" if recs else "") + "; no aggregate until all have. Missing:", "",
+          *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
+            for name, why in sorted(missing.items())], "", *provenance(recs),
+          *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs), *prm_table(recs)]
+    return {"commit": head, **runs(recs), "pending": missing, "findings": []}, "\n".join(md) + "\n"
+
+
+def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[dict], dict, str]:
+    """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
+    with why), reports/seeds.json's record and reports/seeds.md's text."""
+    per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
+    agg = [{**f, "why_inconclusive": why_inconclusive(f, len(per_seed))} for f in aggregate_seeds(per_seed)]
+    base = seen["runs"]
+    commits = sorted(set(base.values()))
+    record = {"commit": commits[0] if len(commits) == 1 else commits, **seen, "wall_seconds": seconds, "findings": agg}
+    md = ["# The study over several seeds", "",
+          (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
+           "Seeds of one study (the same code, params and models) run from several commits: "
+           + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
+          + f"; runs: {', '.join(sorted(per_seed))}"
+          + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "", *provenance(recs),
+          "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
+          "training): Student t for k - 1 degrees of freedom on the larger of the across-seed variance and the mean "
+          "within-seed bootstrap variance, so a few seeds that happen to agree cannot give an interval narrower than "
+          "one seed's own noise (`prmlab.findings.t_interval`); and the mean within-seed bootstrap interval (problem "
+          "sampling only). The verdict follows the across-seed interval, by the rule one seed's follows; "
+          "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
+          "the paper's effect it is meant to detect, where the paper gives one.", "",
+          "| finding | estimate | mean | 95% across seeds | +- vs paper | within-seed (mean) | per seed | verdict | every seed | per-seed verdicts |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in agg:
+        for i, (name, e) in enumerate(f["estimates"].items()):
+            prec = f"{e['half_width']:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
+            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | {prec} | "
+                      f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
+                      f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
+                      f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
+    why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
+    md += ["", *(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
+                  "assume the present per-seed spread):", "", *why, ""] if why else []),
+           *targets_table(recs), *prm_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+    return agg, record, "\n".join(md) + "\n"
