@@ -174,7 +174,6 @@ def output_lock(out: str | Path):
     it is released when the process ends. Returns the open lock file (keep it referenced)."""
     import fcntl
     import hashlib
-    import tempfile
 
     path = Path(out).resolve()
     d = Path(tempfile.gettempdir()) / "prmlab-locks"

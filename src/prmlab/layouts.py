@@ -679,9 +679,8 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
     if backend == "transformers":
         return layout_scorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
     elif backend == "vllm":
-        if (layout or detect_layout(path)) != "qwen":
-            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout "
-                             f"{layout or detect_layout(path)}")
+        if (layout := layout or detect_layout(path)) != "qwen":
+            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout {layout}")
         return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
 

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 from prmlab.manifest import looks_like_path, model_manifest
 from prmlab.params import ParamsError
-from prmlab.tracking import redact  # noqa: F401  (re-exported: the checks' errors never show credentials)
+from prmlab.tracking import redact  # the checks' errors never show credentials
 
 SERVER_TIMEOUT_S = 5.0
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")

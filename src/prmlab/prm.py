@@ -52,7 +52,7 @@ class Qwen2ForProcessRewardModel(Qwen2PreTrainedModel):
 
     def forward(self, input_ids=None, attention_mask=None, position_ids=None, inputs_embeds=None,
                 **kwargs) -> TokenClassifierOutput:
-        # Logits only: training's loss is prm_loss (train_prm's Trainer computes it from these).
+        # Logits only: training's loss is prm_loss (prmlab.training computes it from these).
         # kwargs: a packed row's boundaries (prmlab.prm.pack), which reach the attention functions
         hidden = self.model(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
                             inputs_embeds=inputs_embeds, **kwargs).last_hidden_state
@@ -182,8 +182,9 @@ def collate(features: list[dict], pad_id: int) -> dict:
 def pack(features: list[dict]) -> dict:
     """Training features in one row, no padding. Position ids restart at 0 for each example, and the
     examples' boundaries go along as flash-attention's `cu_seq_lens_q/k` and `max_length_q/k`, so no
-    token attends across examples: flash_attention_2/3 use them as they are (varlen), flex_attention and
-    eager read the boundaries from the position ids, PACKED_SDPA (below) takes them on a CPU."""
+    token attends across examples: flash_attention_2/3 use them as they are (varlen), PACKED_SDPA (below)
+    takes them on a CPU. transformers' own sdpa and eager ignore them and let examples attend to each other,
+    so training.PACKED_ATTENTION refuses those."""
     cat = lambda key: [x for f in features for x in f[key]]  # noqa: E731
     lens = [len(f["input_ids"]) for f in features]
     cu = torch.tensor([0, *lens], dtype=torch.int32).cumsum(0, dtype=torch.int32)

@@ -464,10 +464,8 @@ def trained_on(m: dict) -> list[str]:
                    for t in m["train_prm"].values() if (c := t.get("machine"))})
 
 
-def machines(m: dict) -> list[str]:
-    """What moves with the machine, and the CPUs this run's models were trained on (`machine` in the training
-    stages' metrics: prmlab.tracking.machine)."""
-    seen = trained_on(m)
+def machines(seen: list[str]) -> list[str]:
+    """What moves with the machine, and the CPUs this run's PRMs were trained on (`trained_on`)."""
     return ["What varies between machines: labels and evaluation sets are identical for the same params (the toy "
             "policy samples the same texts on AVX-512 and AVX2 kernels: benchmarks/bench_determinism.py); PRM "
             "training repeats exactly run to run on one machine, but the CPU's kernels (AVX-512, AVX2) change the order "
@@ -480,7 +478,7 @@ def machines(m: dict) -> list[str]:
             + ("; ".join(seen) if seen else "not recorded (metrics written before issue #52)") + "."]
 
 
-def findings_detail(recs: list[dict], n_boot: int, page: Page, m: dict) -> list[str]:
+def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str]) -> list[str]:
     def precision(f: dict) -> str:
         return "; ".join(f"+-{p['half_width']:.1f}" + (f" vs {p['paper_effect']:g}" if p.get("paper_effect") else "")
                          for p in f.get("precision", {}).values()) or "-"
@@ -492,7 +490,7 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, m: dict) -> list[
           "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
           "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
           "it cannot resolve that effect.", "",
-          *machines(m), "",
+          *machines(trained), "",
           table(["claim", "paper", "ours (95% interval)", "verdict", "half-width vs the paper's effect (points)"],
                 [[f["claim"], f["paper"], f["ours"], MARKS.get(f["verdict"], f["verdict"]), precision(f)] for f in recs]) if recs
           else "No findings: the per-item scores files are missing.", ""]
@@ -525,7 +523,7 @@ def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, exam
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
           *summary(recs), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
-          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, m), *provenance(page)]
+          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
     return "\n".join(md)
 
 

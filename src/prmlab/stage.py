@@ -5,8 +5,9 @@ sections (frozen dataclasses), a `prepare(a, cfg)` that reads and cross-checks i
 loads, and a `core(a, cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
 The runner owns the rest, once for every stage:
 
-  argument parsing  ->  outputs locked, their folders writable  ->  params loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics
-  written atomically, metrics logged  ->  the one summary line
+  argument parsing  ->  outputs locked, their folders writable  ->  the tracking store checked  ->  params
+  loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics written atomically, metrics
+  logged  ->  the one summary line
 
 Bad params or data (ParamsError, DataError: messages that name the params key, or the file, line and field)
 end as one line `[stage] error: ...` and exit 2, never a traceback, wherever they are raised. Other
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -80,8 +82,6 @@ def foreach_key(group: str) -> str | None:
 def fill_source(a: argparse.Namespace, group: str) -> None:
     """--source, else the key of the `group@<source>` stage DVC runs; then `{source}` in every path option.
     The name must be a label source's (letters, digits, `_`): it becomes part of paths."""
-    import re
-
     a.source = a.source or foreach_key(group)
     if not a.source:
         raise ParamsError(f"--source is required (under `dvc repro`, stage {group}@<source> names it)")

@@ -110,7 +110,6 @@ def machine() -> dict[str, str]:
     AMD EPYC with AVX2 trained the judge PRM to loss 0.1883 and 0.1974 on byte-identical data), its labels
     did not."""
     import platform
-    import sys
 
     info = {"vendor": "", "model": platform.processor() or platform.machine(), "isa": ""}
     try:

@@ -3,11 +3,11 @@
 The backbone is initialised from the policy, the head is new (`init_prm`). `train` is a plain PyTorch
 loop (no transformers Trainer: at real shapes its padded batches and per-step host syncs held a 1.5B
 PRM to 8.5% MFU on an H200, issue #51):
-- batches are planned once from the examples' token counts, the same plan in every process: `grouped`
-  (length-sorted within shuffled megabatches, padded; the CPU choice), `packed` (one row per
-  micro-batch, per-example position ids, no padding at all; attention kept within each example by
-  transformers' packed-sequence masks; a varlen kernel with `attn_implementation` flash_attention_2/3
-  or flex_attention on a GPU) or `padded` (random batches: the old trainer's);
+- batches are planned once from the examples' token counts, the same plan in every process: `packed`
+  (the default: one row per micro-batch, per-example position ids, no padding at all; attention kept
+  within each example by prmlab.prm.PACKED_SDPA on a CPU, a varlen kernel with `attn_implementation`
+  flash_attention_2/3 on a GPU), `grouped` (length-sorted within shuffled megabatches, padded) or
+  `padded` (random batches: the old trainer's);
 - the loss is prmlab.prm.prm_loss (cross-entropy at the `<extra_0>` positions, or BCE / MSE on soft
   labels) summed over each optimizer step's micro-batches and divided by their labelled steps, counted
   from the plan, so accumulation and any number of processes train exactly as one big batch does;
@@ -26,6 +26,7 @@ import os
 import random
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 from prmlab.io import DataError, read_jsonl, write_json
@@ -289,7 +290,7 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
                 tokens += sum(lengths[i] for i in mb)
                 padded += b["input_ids"].numel()
                 # DDP reduces gradients on the last micro-batch's backward only
-                with model.no_sync() if d.world > 1 and not cfg.fsdp and not last else _nothing():
+                with model.no_sync() if d.world > 1 and not cfg.fsdp and not last else nullcontext():
                     with autocast:
                         logits = model(**{k: v for k, v in b.items() if k not in ("labels", "soft_targets")}).logits
                     loss = prm_loss(logits, b["labels"], b["soft_targets"], kind, count)
@@ -329,14 +330,6 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}
 
 
-class _nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def save(model, tok, out: str, cfg: TrainPRMConfig, d: Distributed) -> None:
     """The full state dict, written by the first process (FSDP gathers it from every shard first),
     unless a weight is not finite."""
@@ -357,11 +350,6 @@ def save(model, tok, out: str, cfg: TrainPRMConfig, d: Distributed) -> None:
                             f"train_prm.lr {cfg.lr:g}); no checkpoint saved")
         inner.save_pretrained(out, state_dict={k: v.float().cpu().contiguous() for k, v in sd.items()})
         tok.save_pretrained(out)
-
-
-def is_main_process() -> bool:
-    # RANK is set by the launcher (torchrun) in each of its processes.
-    return int(os.environ.get("RANK", "0")) == 0
 
 
 def untrained(base: str, out: str, seed: int) -> dict:
