@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed-$(EXTRA)
 
 .PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds
 SEEDS ?= 6
+# study-seeds: seeds at once (each takes every core it sees)
+JOBS ?= 1
 
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PY) -m venv $(VENV)
@@ -39,11 +41,11 @@ repro: setup
 prefect-ui: setup
 	PREFECT_HOME=$(CURDIR)/.prefect PREFECT_SERVER_ANALYTICS_ENABLED=false $(BIN)/prefect server start --host 127.0.0.1 --port 4200
 
-# The toy study over $(SEEDS) seeds as DVC experiments, then reports/seeds.md with intervals across seeds.
+# The toy study over $(SEEDS) seeds as DVC experiments ($(JOBS) at once), then reports/seeds.md with intervals across seeds.
 study-seeds: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS) --jobs $(JOBS)
 
 # A real headless browser for the dashboard tests: Debian's Chromium (Playwright drives it; no browser download).
 browser:

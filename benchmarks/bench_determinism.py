@@ -59,7 +59,7 @@ def train_once(out: Path, threads: int, steps: int, examples: int, params: str, 
     """One training run in a fresh process with `threads` torch threads; returns its metrics."""
     code = f"""
 import json, os, torch
-os.cpu_count = lambda: {threads}  # the trainer takes its threads from the cores (as flows/seeds_plain's PRMLAB_CPUS does)
+os.cpu_count = lambda: {threads}  # the trainer takes its threads from the cores (as scripts/seeds_plain's PRMLAB_CPUS does)
 torch.set_num_threads({threads})
 import dataclasses, random
 from prmlab.records import labels_from_first_error

@@ -28,13 +28,9 @@ import time
 from pathlib import Path
 
 from benchmarks.bench_prm_budget import eval_draw, load_items, machine, measure, sample_cached
+from prmlab.report.benchmarks import runs_at
 
 METRICS = ("f1_heldout", "step_auc_heldout", "bon_product")
-
-
-def runs_at(results: dict, steps: int) -> list[dict]:
-    """The measured PRMs (key order) trained for `steps`, without the summary."""
-    return [r for k, r in sorted(results.items()) if k != "summary" and r["optimizer_steps_asked"] == steps]
 
 
 def seed_spread(results: dict, steps: int) -> dict:

@@ -17,7 +17,7 @@ overview whatever `mlflow.experimentKind` says; the printed links open the runs 
 `eval` runs stages.eval_processbench and stages.eval_bon for each PRM on the graph's evaluation inputs
 (data/processbench/items.jsonl; data/problems/eval.jsonl and data/eval_samples/eval.jsonl), with a
 copy of params.yaml that drops the critic and the reference PRMs; writes DIR/NAME/{processbench,bon}.json
-plus per-item scores, and DIR/table.{md,json}: ProcessBench like Table 7 (the paper's number beside a
+plus per-item scores, and DIR/table.{md,json} (prmlab.report.tables): ProcessBench like Table 7 (the paper's number beside a
 known checkpoint) and Best-of-N like Table 6, with Fig. 8's min-on-final-step share. One MLflow run per
 PRM, the stages' runs nested under it (default DIR: runs/eval-NAME, or runs/eval for several). Missing inputs are named with the `dvc repro`
 target that makes them, before any model loads.
@@ -53,78 +53,6 @@ def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, pa
                             "--metrics", str(out / "bon.json"), "--scores", str(out / "bon_scores.jsonl"), "--params", params], env)
 
 
-def table_row(name: str, model: str, out: Path, which: list[str] = ("processbench", "bon")) -> dict:
-    """One model's numbers from its eval outputs: ProcessBench per subset and average (Table 7's
-    shape), Best-of-N per aggregation with maj@N and pass@N (Table 6's), and Fig. 8's min-score position."""
-    from prmlab.io import read_json, read_jsonl
-    from prmlab.metrics import min_position_stats
-    from prmlab.paper import TABLE7
-
-    row: dict = {"name": name, "model": model, "paper_table7_f1": TABLE7.get(model)}
-    if "processbench" in which and (out / "processbench.json").exists():  # never an older run's file
-        res = read_json(out / "processbench.json")["models"][f"prm/{name}"]
-        tuned = res["tuned"]
-        subsets = [k for k, v in tuned.items() if isinstance(v, dict) and "f1" in v]
-        row["processbench"] = {s: {k: tuned[s][k] for k in ("error_acc", "correct_acc", "f1")} for s in subsets}
-        # Held out: the subsets the threshold was not tuned on (what the report gives); "all" averages
-        # the tuning subset in, so it flatters a tuned threshold.
-        row["threshold_subset"] = tuned.get("threshold_subset")
-        row["processbench_heldout_avg_f1"] = tuned.get("heldout_average_f1")
-        row["processbench_avg_f1"] = tuned["average_f1"]
-        row["processbench_avg_f1_at_0.5"] = res.get("threshold_0.5", {}).get("average_f1")
-        row["step_auc_heldout"] = res.get("step_auc", {}).get("heldout_average")
-        row["threshold"] = tuned.get("threshold")
-    if "bon" in which and (out / "bon.json").exists():
-        bon = read_json(out / "bon.json")
-        avg = bon["results"][name]["average"]
-        row["bon_n"] = bon["n"]
-        row["bon"] = {k[4:]: v for k, v in avg.items() if k.startswith("prm_") and not k.endswith("_process_verified")}
-        row["maj"], row["pass"] = bon["results"]["baselines"]["average"]["maj"], bon["results"]["baselines"]["average"]["pass"]
-        stats = min_position_stats(read_jsonl(out / "bon_scores.jsonl"), bins=10)
-        row["min_on_final_step"] = stats["min_on_last_step_all"] if stats["responses"] else None
-    return row
-
-
-def markdown_table(rows: list[dict]) -> str:
-    """Tables 7 and 6 of the PRM paper, for the models evaluated, with the paper's row where known."""
-    def f(x):
-        return "-" if x is None else (f"{x:.1f}" if isinstance(x, float) else str(x))
-
-    lines = []
-    pb = [r for r in rows if "processbench" in r]
-    if pb:
-        subsets = list(pb[0]["processbench"])
-        tune = pb[0].get("threshold_subset")
-        lines += ["ProcessBench (like Table 7): F1 per subset (error acc / correct acc / F1); average F1 at the threshold "
-                  f"tuned on subset {tune}: over the held-out subsets (the report's figure) and over all subsets "
-                  f"({tune} included, flattered by the tuning); at 0.5; the paper's average F1 for the same checkpoint "
-                  "(Table 7).", "",
-                  "| model | " + " | ".join(subsets) + f" | held-out avg F1 (without {tune}) | avg F1, all subsets "
-                  f"(with {tune}) | avg F1 (0.5) | held-out step AUC | paper avg F1 (Table 7) |",
-                  "|" + "---|" * (len(subsets) + 6)]
-        for r in pb:
-            cells = [f"{f(r['processbench'][s]['error_acc'])} / {f(r['processbench'][s]['correct_acc'])} / {f(r['processbench'][s]['f1'])}"
-                     for s in subsets]
-            auc = r.get("step_auc_heldout")
-            lines.append(f"| {r['name']} | " + " | ".join(cells) + f" | {f(r['processbench_heldout_avg_f1'])} | "
-                         f"{f(r['processbench_avg_f1'])} | {f(r['processbench_avg_f1_at_0.5'])} | "
-                         f"{'-' if auc is None else f'{auc:.3f}'} | {f(r['paper_table7_f1'])} |")
-        lines.append("")
-    bon = [r for r in rows if "bon" in r]
-    if bon:
-        aggs = list(bon[0]["bon"])
-        n = bon[0]["bon_n"]
-        lines += [f"Best-of-{n} (like Table 6), average over the benchmarks; min on final step: share of multi-step "
-                  "responses whose lowest step score is on the last step (Fig. 8).", "",
-                  "| model | " + " | ".join(f"prm@{n} ({a})" for a in aggs) + f" | maj@{n} | pass@{n} | min on final step (%) |",
-                  "|" + "---|" * (len(aggs) + 4)]
-        for r in bon:
-            lines.append(f"| {r['name']} | " + " | ".join(f(r["bon"].get(a)) for a in aggs)
-                         + f" | {f(r['maj'])} | {f(r['pass'])} | {f(r['min_on_final_step'])} |")
-        lines.append("")
-    return "\n".join(lines)
-
-
 def mark_adhoc(client, parent, name: str) -> None:
     """The eval stages' runs under an ad-hoc parent: renamed `adhoc <stage> <name>`, their `prmlab.stage`
     tag removed (kept as `prmlab.adhoc`), so no report takes them for the pipeline's own stage runs."""
@@ -143,6 +71,8 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
     import mlflow
     import yaml
 
+    from prmlab.io import atomic_write_text, write_json
+    from prmlab.report.tables import markdown_table, table_row
     from prmlab.tracking import ensure_experiment, tracking_uri
 
     which = [only] if only else ["processbench", "bon"]
@@ -173,8 +103,6 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
             rows.append(row)
     finally:
         os.unlink(f.name)
-    from prmlab.io import atomic_write_text, write_json
-
     write_json(out / "table.json", rows)
     atomic_write_text(out / "table.md", markdown_table(rows))
     print(markdown_table(rows))

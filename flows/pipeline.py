@@ -25,25 +25,16 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
-# dvc.yaml's stage groups in order; `dvc repro <group>` runs every stage foreach generates for it.
-# problems, bootstrap, train_judge, toy_human, ceiling and build_processbench exist in the toy profile only, inputs in the real one
-# (params `profile`).
-# human_data exists only where params human_labels names a file.
-STAGES = ["problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "toy_human",
-          "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench", "eval_bon",
-          "analyze_bias", "report"]
-ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "ceiling": "toy",
-        "build_processbench": "toy", "inputs": "real"}
+from prmlab.params import PROFILE_ONLY, STAGES, ProfileConfig, load_params, read_params
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:
     """The stage groups the project's params.yaml profile has, in order."""
-    from prmlab.params import ProfileConfig, load_params, read_params
-
     path = Path(project_dir) / "params.yaml"
     name = load_params("profile", ProfileConfig, path).name
     human = bool(read_params(path).get("human_labels"))
-    return [s for s in STAGES if ONLY.get(s, name) == name and (s != "human_data" or human)]
+    # human_data exists only where params human_labels names a file
+    return [s for s in STAGES if PROFILE_ONLY.get(s, name) == name and (s != "human_data" or human)]
 
 
 def _dvc() -> str:

@@ -1,26 +1,28 @@
 """The study over several seeds, as DVC experiments, and the aggregate with intervals.
 
     python -m flows.seeds --seeds 6          # make study-seeds: seeds 0..5
+    python -m flows.seeds --seeds 6 --jobs 3 # three seeds' experiments at once (a machine with the cores)
     python -m flows.seeds --seeds 6 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
     python -m flows.seeds --seeds 6 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
-    python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (flows/seeds_plain.py)
+    python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (scripts/seeds_plain.py)
 
 Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
-the toy ProcessBench), so seed 0 is the committed study itself (its reports/findings.json, nothing
-runs) and each other seed draws new problems, new samples and new training. The toy models
-(bootstrap@toy, committed; `toy_models.seed`) are the same in every seed, as a real study's policy
-and judge are: the interval covers what the study itself draws. Each other seed is one `dvc exp run
--n seed-<k> -S ...` in the workspace, run by a Prefect task, one after another (DVC locks the repo).
+the toy ProcessBench; prmlab.params.SEED_KEYS), so seed 0 is the committed study itself (its
+reports/findings.json, nothing runs) and each other seed draws new problems, new samples and new training. The
+toy models (bootstrap@toy, committed; `toy_models.seed`) are the same in every seed, as a real study's policy
+and judge are: the interval covers what the study itself draws. Each other seed is one DVC experiment
+(`dvc exp run --queue -n seed-<k> -S ...`), and one Prefect task runs the queue (`dvc exp run --run-all
+--jobs N`): each experiment in its own temporary copy of the repo, so N seeds run at once (`--jobs`, default
+1: one study takes every core of a 2-core machine) and the workspace is left as it was.
 Each seed's findings are kept in reports/seeds/seed-<k>.json (committed: a seed run in one session
 counts in the next, whatever happened to the experiment's git ref) with the study they belong to
 (`study_id`: the code, graph, params and toy models of the commit they ran from), so a seed of an older
-study is never mixed into this one's aggregate. Where DVC is not (a lent GPU machine), flows/seeds_plain.py
+study is never mixed into this one's aggregate. Where DVC is not (a lent GPU machine), scripts/seeds_plain.py
 runs seeds without it and `--record` files each one's findings. `prmlab.findings.aggregate_seeds` combines the seeds of the committed study:
 mean, 95% t-interval across seeds, the mean within-seed bootstrap interval, and a verdict decided
 by the across-seed interval; while some are missing, reports/seeds.md says which, and what to run.
 Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json (the commit whose study
-they cover, wall time included). The workspace is left on the last seed's results: `git checkout --
-. && dvc checkout` returns to the committed study.
+they cover, wall time included).
 """
 
 from __future__ import annotations
@@ -34,9 +36,13 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 
 from flows.pipeline import _dvc
-from flows.seeds_plain import git, shift_seeds
 from prmlab.io import atomic_write_text, write_json
-from prmlab.seeds import aggregate_page, pending_page
+from prmlab.params import shift_seeds
+from prmlab.report.seeds import aggregate_page, pending_page
+
+
+def git(project_dir: str | Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
 
 
 def seed_overrides(params: dict, k: int) -> list[str]:
@@ -44,19 +50,25 @@ def seed_overrides(params: dict, k: int) -> list[str]:
     return [arg for key, v in shift_seeds(params, k).items() for arg in ("-S", f"{key}={v}")]
 
 
-@task(task_run_name="dvc exp run seed-{k}")
-def run_seed(k: int, project_dir: str, overrides: list[str]) -> str:
+@task(task_run_name="dvc exp run --run-all: seeds {ks}")
+def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
+    """Seeds `ks` queued as DVC experiments `seed-<k>` (one from an earlier study is replaced, never mixed into
+    this one's aggregate), then the queue run, `jobs` experiments at a time."""
     log = get_run_logger()
-    name = f"seed-{k}"
-    if name in experiments(project_dir):  # from an earlier study: replaced, never mixed into this one's aggregate
-        subprocess.run([_dvc(), "exp", "remove", name], cwd=project_dir, capture_output=True, text=True, check=True)
-    proc = subprocess.run([_dvc(), "exp", "run", "-n", name, *overrides], cwd=project_dir,
-                          capture_output=True, text=True)
+    def dvc(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([_dvc(), *args], cwd=project_dir, capture_output=True, text=True)
+
+    if old := [f"seed-{k}" for k in ks if f"seed-{k}" in experiments(project_dir)]:
+        dvc("exp", "remove", *old).check_returncode()
+    for k in ks:
+        dvc("exp", "run", "--queue", "-n", f"seed-{k}", *seed_overrides(params, k)).check_returncode()
+    proc = dvc("exp", "run", "--run-all", "--jobs", str(jobs))
     for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
         log.info(line)
-    if proc.returncode != 0:
-        raise RuntimeError(f"dvc exp run {name} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return name
+    if failed := [f"seed-{k}" for k in ks if f"seed-{k}" not in experiments(project_dir)]:
+        logs = "\n".join(dvc("queue", "logs", name).stdout[-3000:] for name in failed)
+        dvc("queue", "remove", *failed)
+        raise RuntimeError(f"dvc exp run {', '.join(failed)} failed (exit {proc.returncode}):\n{logs or proc.stderr[-3000:]}")
 
 
 def experiments(project_dir: str) -> dict[str, str]:
@@ -77,7 +89,7 @@ def study_id(project_dir: str, rev: str = "HEAD") -> str:
     """The study a commit holds: a hash of git's object ids for STUDY_INPUTS at that commit. Commits that change
     only docs, reports, seed files or dvc.lock keep it: a regeneration of the same code and params (on another
     machine its PRMs differ in float summation order) is the same study drawn again, and a seed run from the
-    commit before it, or outside DVC (flows/seeds_plain.py), counts for it. A code, params or model change
+    commit before it, or outside DVC (scripts/seeds_plain.py), counts for it. A code, params or model change
     makes a new study, whose seeds start over."""
     import hashlib
 
@@ -189,7 +201,7 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
 
 @flow(name="prmlab-seeds", log_prints=True)
 def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = False,
-                only: list[int] | None = None) -> list[dict]:
+                only: list[int] | None = None, jobs: int = 1) -> list[dict]:
     import yaml
 
     if seeds < 2:
@@ -199,9 +211,10 @@ def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = F
     params = yaml.safe_load(subprocess.run(["git", "show", "HEAD:params.yaml"], cwd=project_dir, capture_output=True,
                                            text=True, check=True).stdout)
     t0 = time.monotonic()
-    for k in (only if only is not None else [] if aggregate_only else range(seeds)):
-        if k > 0:  # seed 0 is the committed study: its findings are read, nothing runs
-            run_seed(k, project_dir, seed_overrides(params, k))
+    ks = only if only is not None else [] if aggregate_only else list(range(seeds))
+    if [k for k in ks if k > 0]:  # seed 0 is the committed study: its findings are read, nothing runs
+        run_seeds([k for k in ks if k > 0], project_dir, params, jobs)
+    for k in ks:
         save_seed(project_dir, k)
     seconds = None if aggregate_only or only is not None else time.monotonic() - t0
     recs, missing = collect(project_dir, seeds)
@@ -219,7 +232,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=6, help="seeds 0..N-1 (make study-seeds' SEEDS)")
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--only", type=int, nargs="+", help="run just these seeds; aggregate when seeds 0..N-1 all exist")
-    ap.add_argument("--record", type=int, metavar="K", help="record seed K run elsewhere (flows/seeds_plain.py), then aggregate")
+    ap.add_argument("--jobs", type=int, default=1, help="seeds' experiments at once (each takes every core it sees)")
+    ap.add_argument("--record", type=int, metavar="K", help="record seed K run elsewhere (scripts/seeds_plain.py), then aggregate")
     ap.add_argument("--findings", help="with --record: that run's reports/findings.json")
     ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold HEAD's study)")
     ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
@@ -238,11 +252,11 @@ def main() -> None:
         if a.headline and not headline.exists():
             ap.error(f"--headline {headline}: no such file")
         out = write_seed(a.project_dir, a.record, commit, json.loads(Path(a.findings).read_text()),
-                         f"flows.seeds_plain on {a.ran_on}", json.loads(headline.read_text()) if headline.exists() else None)
+                         f"scripts.seeds_plain on {a.ran_on}", json.loads(headline.read_text()) if headline.exists() else None)
         print(f"recorded seed {a.record} from {a.findings} -> {out}")
     try:
         agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,
-                          only=a.only)
+                          only=a.only, jobs=a.jobs)
     except RuntimeError as e:
         ap.exit(2, f"error: {e}\n")
     for f in agg:

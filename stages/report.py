@@ -9,13 +9,13 @@ ours reproduces it.
 
 Inputs: --metrics-dir (every stage's metrics JSON; only the files of this profile's stages and of
 `train_prm.sources` are read, so metrics left by another profile never mix in), the findings' per-item scores.
-Params: `profile`, `train_prm.sources`. Core: prmlab.report.report.
+Params: `profile`, `train_prm.sources`. Core: prmlab.report.study.report.
 Outputs: --out (Markdown, and HTML beside it), --figures folder, --findings; with --headline: --summary, --plots.
 Run: python -m stages.report --metrics-dir metrics --pb-scores data/eval/processbench_scores.jsonl --bon-scores data/eval/bon_scores.jsonl --samples data/samples/train.jsonl --judge-labels data/labels/judge.jsonl --headline reports/headline.json --summary reports/metrics.json --plots reports/plots --out reports/report.md --figures reports/figures --findings reports/findings.json
 """
 
 from prmlab.params import ProfileConfig
-from prmlab.report import prepare_report, report
+from prmlab.report.study import prepare_report, report
 from prmlab.stage import run_stage
 from prmlab.training_config import TrainPRMConfig
 

@@ -783,10 +783,10 @@ def test_dvc_repro_never_pastes_a_params_string_into_a_shell(tmp_path):
 
 
 def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
-    """flows/seeds_plain.py ran dvc.yaml's commands with shell=True, so a params string in one (a source
+    """scripts/seeds_plain.py (then flows/) ran dvc.yaml's commands with shell=True, so a params string in one (a source
     name) ran its backticks or $(...) (issue #52). Now the command is split into arguments: the stage sees
     the odd name as text and refuses it, and nothing runs."""
-    from flows.seeds_plain import run_stage
+    from scripts.seeds_plain import run_stage
 
     root = Path(__file__).resolve().parents[1]
     d = tmp_path / "seed"

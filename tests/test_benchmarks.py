@@ -38,7 +38,7 @@ def _world_row(seed, bon_min, auc, f1):
 
 
 def test_world_table_has_a_row_per_training_seed_and_their_mean():
-    from benchmarks.write_report import prm_world
+    from prmlab.report.benchmarks import prm_world
 
     md = prm_world({"2880x2:8000@mix0.25v25s8": _world_row(0, 70.0, 0.78, 60.0),
                     "2880x2:8000@mix0.25v25s8#seed1": _world_row(1, 74.0, 0.83, 67.0),
@@ -51,7 +51,7 @@ def test_world_table_has_a_row_per_training_seed_and_their_mean():
 
 
 def test_world_table_keeps_a_train_setting_and_another_world_draw_apart_from_the_budget():
-    from benchmarks.write_report import prm_world
+    from prmlab.report.benchmarks import prm_world
 
     wd = {**_world_row(0, 90.0, 0.95, 80.0), "train_set": {"weight_decay": 0.1}}
     w2 = {**_world_row(0, 50.0, 0.50, 40.0), "world": "mix0.25v25s8w2"}
@@ -65,7 +65,7 @@ def test_world_table_keeps_a_train_setting_and_another_world_draw_apart_from_the
 
 
 def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
-    from benchmarks.write_report import world_targets
+    from prmlab.report.benchmarks import world_targets
 
     assert world_targets({"step_auc_heldout": 0.860, "product_over_maj": [4.75, 0.75, 9.25],
                           "min_over_maj": [3.25, -0.75, 7.5]}) == "met"  # product's interval clears maj@8
@@ -77,7 +77,7 @@ def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
 def test_f1_order_leaves_out_the_critic_and_the_ceiling_prm():
     # Issue #19's order compares PRMs at the study's budget: a ceiling PRM above the oracle must not fail it,
     # and an MC PRM above the judge must.
-    from benchmarks.write_report import _f1_order_ok
+    from prmlab.report.benchmarks import _f1_order_ok
 
     f1 = {"oracle_ceiling": 93.4, "critic_judge": 87.1, "oracle": 58.8, "judge": 47.5, "consensus": 42.5,
           "mc_soft": 40.2, "mc_hard": 36.7}

@@ -282,7 +282,7 @@ def test_findings_grade_a_truncated_item_as_eval_processbench_predicted_it():
 def test_pending_seeds_table_shows_each_seed_on_its_own():
     """While seeds are missing, reports/seeds.md still puts every finished seed's estimates and verdicts side by
     side (hand-written rows); an estimate a seed could not make shows '-', never a number."""
-    from prmlab.seeds import per_seed_table
+    from prmlab.report.seeds import per_seed_table
 
     f0 = [{"id": "a", "claim": "A", "verdict": "reproduced", "estimates": {"x": [2.4, 1.2, 3.8], "y": [0.5, -1.0, 2.0]}}]
     f1 = [{"id": "a", "claim": "A", "verdict": "inconclusive", "estimates": {"x": [-0.8, -1.9, 0.2]}}]
@@ -300,7 +300,7 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     """reports/seeds.md's reasons, on hand-checked numbers: at a per-seed spread of 1, Student t gives
     half-widths 8.98, 2.48, 1.59, 1.24, 1.05, 0.925 for 2..7 seeds, so +-1 needs 7; an interval wider than the
     paper's effect says how many seeds would narrow it; a narrow one that straddles 0 excludes the paper's size."""
-    from prmlab.seeds import seeds_for, why_inconclusive
+    from prmlab.report.seeds import seeds_for, why_inconclusive
 
     assert seeds_for(1.0, 1.0) == 7 and seeds_for(1.0, 1.6) == 4 and seeds_for(1.0, 0.01) is None
 
@@ -331,7 +331,7 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
 def test_seeds_md_shows_each_prms_figures_across_seeds():
     """reports/seeds.md's per-PRM table, on hand-checked numbers: each seed's headline figure, '-' for a seed that
     kept no headline (and for a model a seed lacks), and the mean and sample sd over the seeds that have it."""
-    from prmlab.seeds import prm_table
+    from prmlab.report.seeds import prm_table
 
     h0 = {"processbench_f1": {"a": 40.0, "b": 50.0}, "processbench_step_auc": {"a": 0.6, "b": None},
           "best_of_n": {"n": 8, "maj": 70.0, "a": 61.0}}

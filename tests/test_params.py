@@ -3,8 +3,9 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+import yaml
 
-from prmlab.params import ParamsError, check, load_params
+from prmlab.params import COMMITTED, PROFILE_ONLY, STAGES, ParamsError, check, load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -171,3 +172,13 @@ def test_every_params_key_is_checked_for_type_and_range():
                 assert key in str(e.value), (key, value, str(e.value))
                 tried += 1
     assert tried > 300, tried
+
+
+def test_the_stage_lists_are_dvc_yamls():
+    """params.STAGES is dvc.yaml's stage groups in order, and PROFILE_ONLY its groups generated `foreach` over one
+    profile (the pipeline flow, the report and the seeds' runners read them: one list, checked here)."""
+    spec = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    assert list(STAGES) == list(spec)
+    assert PROFILE_ONLY == {name: s["foreach"].split(".")[1].rstrip("}") for name, s in spec.items()
+                            if str(s.get("foreach", "")).startswith("${profile.")}
+    assert set(COMMITTED) <= {n for n, p in PROFILE_ONLY.items() if p == "toy"}

@@ -264,7 +264,7 @@ def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
     for rel, expected in (("src/prmlab/generation.py", {"bootstrap@toy", "train_judge@toy", "sample", "label_mc",
                                                          "label_judge", "toy_human@toy", "ceiling@toy",
                                                          "build_processbench@toy", "sample_eval", "eval_processbench"}),
-                          ("src/prmlab/report.py", {"report"})):
+                          ("src/prmlab/report/study.py", {"report"})):
         f = study / rel
         before = f.read_text()
         f.write_text(before + "\n# an edit\n")
@@ -529,12 +529,13 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
         ["git", "show", f"{experiments(str(study))['seed-1']}:reports/headline.json"], study).stdout)
     md = (study / "reports" / "seeds.md").read_text()
     assert "Each PRM's own figures per seed" in md and "| Best-of-8 accuracy (product; maj, pass, random for reference) | consensus | " in md and "|  | maj | " in md, md
-    # The same seed without DVC (flows/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
-    # a copy of the project (the committed params shifted, not the workspace's: seed-1's experiment left its own
-    # there), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
+    # The queued experiment ran in a copy of the repo: the workspace still holds the committed study.
+    assert run(["git", "status", "--porcelain", "--untracked-files=no"], study).stdout == ""
+    # The same seed without DVC (scripts/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
+    # a copy of the project (the committed params shifted), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
     # --record files them as seed 1.
     seeds = [sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)]
-    plain = [sys.executable, "-m", "flows.seeds_plain", "--project-dir", str(study)]
+    plain = [sys.executable, "-m", "scripts.seeds_plain", "--project-dir", str(study)]
     run([*plain, "--export-graph", str(tmp_path / "graph.json")], study)
     p = run([*plain, "--graph", str(tmp_path / "graph.json"), "--seeds", "1", "--root", str(tmp_path / "plain"),
              "--jobs", "2", "--threads", str(os.cpu_count())], study, timeout=1200)
@@ -544,12 +545,11 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     assert json.loads(found.read_text())["findings"] == seed1["findings"]
     run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
     recorded = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
-    assert recorded["ran"] == "flows.seeds_plain on this machine" and recorded["study"] == seed1["study"]
+    assert recorded["ran"] == "scripts.seeds_plain on this machine" and recorded["study"] == seed1["study"]
     assert recorded["headline"] == json.loads((found.parent / "headline.json").read_text())  # beside --findings
     assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
     # A commit that changes dvc.lock alone (the same code and params regenerated) keeps the study and its seeds;
     # one that changes params (or code, or the toy models) is another study: the old seeds no longer count.
-    run(["git", "checkout", "HEAD", "--", "."], study)  # the workspace back from the last experiment
     with open(study / "dvc.lock", "a") as f:
         f.write("# the same study, drawn again\n")
     run(["git", "commit", "-qam", "regenerated"], study)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prmlab.report import Page, build, load_metrics
+from prmlab.report.study import Page, build, load_metrics
 
 
 def _build(d, run=None, **kw) -> str:
@@ -57,7 +57,7 @@ def _labelled(ax):
 
 
 def test_error_correct_averages_the_held_out_subsets_only(tmp_path):
-    from prmlab.report import error_correct
+    from prmlab.report.study import error_correct
 
     models = _metrics(tmp_path)["models"]
     # held out: toy only -> prm/a at its tuned threshold (50, 100), not (75, 100) with toy_tune; the critic (25, 75)
@@ -126,7 +126,7 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
 def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_path):
     from prmlab.io import write_jsonl
     from prmlab.records import JudgeLabel, Response
-    from prmlab.report import judge_example
+    from prmlab.report.study import judge_example
 
     resp = [Response("p0", "r0", ["1 + 1 = 2", "2 * 3 = 6, so \\boxed{6}."], "6", True, true_first_error=-1),
             Response("p1", "r1", ["2 + 2 = 5", "5 * 2 = 10, so \\boxed{10}."], "10", False, true_first_error=0),
@@ -144,7 +144,7 @@ def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_p
 
 
 def test_headline_holds_the_numbers_to_read_first(tmp_path):
-    from prmlab.report import headline
+    from prmlab.report.study import headline
 
     _metrics(tmp_path)
     (tmp_path / "sample.json").write_text(json.dumps({"accuracy": 0.6543}))
@@ -163,7 +163,7 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
 def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     """reports/plots/*.json, hand-checked from the fixture: one row per N (Best-of-N curve), one row
     per model, method, source or PRM; no None values (a missing number is a missing row)."""
-    from prmlab.report import headline, plot_tables
+    from prmlab.report.study import headline, plot_tables
 
     _metrics(tmp_path)
     (tmp_path / "consensus.json").write_text(json.dumps({"audit": {"mc": {"first_error_accuracy": 0.7}}}))
@@ -190,7 +190,7 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
                           (None, {"product": [9.0, 5.0, 13.0]}, None),                            # `last` is no target
                           (0.90, {}, None)])
 def test_issue_26_targets_need_the_auc_and_an_interval_above_maj(auc, over, met):
-    from prmlab.report import targets_26
+    from prmlab.report.study import targets_26
 
     assert targets_26(auc, {agg: over.get(agg) for agg in ("product", "min")}) is met
 
@@ -234,7 +234,7 @@ def test_report_without_an_oracle_prm_raises_no_prm_flag(tmp_path):
 
 
 def test_study_metrics_are_the_few_numbers_dvc_shows():
-    from prmlab.report import study_metrics
+    from prmlab.report.study import study_metrics
 
     h = {"processbench_f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3, "oracle": 60.0, "critic_judge": 80.0},
          "consensus_kept": 71.5, "best_of_n": {"maj": 60.0}}
@@ -246,7 +246,7 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
 
 
 def test_best_of_n_table_and_prm_results_carry_the_within_problem_auc(tmp_path):
-    from prmlab.report import prm_results
+    from prmlab.report.study import prm_results
 
     _metrics(tmp_path)
     md = _build(tmp_path)

@@ -103,7 +103,7 @@ def outcome_table(outcomes: list[dict]) -> dict:
 def over_maj(outcomes: list[dict], agg: str, n_boot: int = N_BOOT, seed: int = 0) -> list[float]:
     """Best-of-N by `agg` minus maj@N, in points of bon_table's average (the unweighted mean over
     benchmarks), with its 95% paired bootstrap interval over the problems (resampled within each
-    benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.targets_26)."""
+    benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.study.targets_26)."""
     units = [(o["bench"], o[f"prm_{agg}"] - o["maj"]) for o in outcomes]
 
     def stat(sample: list[tuple[str, float]]) -> float:

@@ -54,7 +54,7 @@ def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
     """The estimates of finding `fid` that decide its verdict: inflation's is mc_hard's excess alone (where
-    present), every other finding's are all of them. prmlab.seeds reads it to say why a verdict is open."""
+    present), every other finding's are all of them. prmlab.report.seeds reads it to say why a verdict is open."""
     if fid == "inflation":
         return ["inflation_excess_mc_hard" if "inflation_excess_mc_hard" in estimates else next(iter(estimates))]
     return list(estimates)

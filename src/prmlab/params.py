@@ -130,6 +130,26 @@ def check(cond: bool, msg: str) -> None:
         raise ParamsError(msg)
 
 
+# dvc.yaml's stage groups in order, and which exist in one profile only (dvc.yaml generates them `foreach` over
+# params `profile`; tests/test_params.py checks the two agree). The toy models (COMMITTED) are in git: a fresh
+# clone's study and every seed reuse them.
+STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "toy_human",
+          "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench",
+          "eval_bon", "analyze_bias", "report")
+PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "ceiling": "toy",
+                "build_processbench": "toy", "inputs": "real"}
+COMMITTED = ("bootstrap", "train_judge")
+# Every seed of the study: seed k adds k to each (flows.seeds, scripts/seeds_plain.py); seed 0 is the committed study.
+SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
+             "build_processbench.seed")
+
+
+def shift_seeds(params: dict, k: int) -> dict[str, int]:
+    """{key: value} for seed k: every seed key this profile has, shifted by k."""
+    return {key: int(params[sec][name]) + k for key in SEED_KEYS
+            for sec, name in [key.split(".")] if name in (params.get(sec) or {})}
+
+
 @dataclasses.dataclass(frozen=True)
 class ProfileConfig:
     """`profile` in params: the lists dvc.yaml generates its one-profile stages from (foreach)."""

@@ -1,4 +1,4 @@
-"""One function per figure; each returns a matplotlib Figure (prmlab.report saves and logs them)."""
+"""One function per figure; each returns a matplotlib Figure (prmlab.report.study saves and logs them)."""
 
 from __future__ import annotations
 

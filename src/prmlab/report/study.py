@@ -20,16 +20,18 @@ from prmlab import plots
 from prmlab.findings import Findings
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
+from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
+from prmlab.report.markdown import f3, fmt, signed_ci, table
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
 from prmlab.tracking import git_commit
 
+# The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
+# toy run's bootstrap.json must not show up in a real run's report.
 STAGES = ["sample", "label_mc", "label_judge", "consensus", "eval_processbench", "eval_bon", "analyze_bias",
           "bootstrap", "train_judge", "inputs", "ceiling"]
-# One profile's own stages: a toy run's bootstrap.json must not show up in a real run's report.
-PROFILE_ONLY = {"bootstrap": "toy", "train_judge": "toy", "inputs": "real", "ceiling": "toy"}
 AUC_TARGET = 0.85  # issue #26: the oracle PRM's step AUC on the held-out toy ProcessBench
 AUC_BAR_19 = 0.8  # issue #19's step AUC bar for the PRM trained on exact labels (`prm_learned`)
 
@@ -48,19 +50,6 @@ def load_metrics(mdir: Path, profile: str = "toy", sources: list[str] | None = N
     m["tune"] = next((v["tuned"].get("threshold_subset") for v in models.values() if "tuned" in v), None)
     m["held"] = [s for s in m["eval_processbench"].get("items", []) if s != m["tune"]]
     return m
-
-
-def fmt(x, nd=1) -> str:
-    if isinstance(x, bool) or not isinstance(x, int | float):
-        return str(x)
-    if isinstance(x, int) or float(x).is_integer():
-        return str(int(x))
-    return f"{x:.3f}" if abs(x) < 1 else f"{x:.{nd}f}"  # shares keep 3 decimals, percentages 1
-
-
-def table(header: list[str], rows: list[list]) -> str:
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-                      *("| " + " | ".join(fmt(c) for c in r) + " |" for r in rows)])
 
 
 class Page:
@@ -104,11 +93,6 @@ def error_correct(models: dict, subsets: list[str]) -> dict[str, tuple[float, fl
     headline is; a PRM at its tuned threshold (the critic has none)."""
     return {name: tuple(sum(res.get("tuned", res)[s][k] for s in subsets) / len(subsets)
                         for k in ("error_acc", "correct_acc")) for name, res in models.items()}
-
-
-def f3(x: float | None) -> str:
-    """An AUC (0-1) to 3 decimals, '-' where there is none."""
-    return "-" if x is None else f"{x:.3f}"
 
 
 def _auc(res: dict, held: list[str]):
@@ -330,11 +314,6 @@ def targets_26(auc: float | None, over_maj: dict[str, list[float] | None]) -> bo
     if auc is None or not overs:
         return None
     return auc >= AUC_TARGET and max(v[1] for v in overs) > 0
-
-
-def signed_ci(d: list[float] | None) -> str:
-    """[difference, lo, hi] as '+4.8 [+0.8, +9.2]'; '-' where absent."""
-    return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"
 
 
 def exact_label_targets(m: dict) -> dict[str, dict]:

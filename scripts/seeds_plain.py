@@ -1,20 +1,22 @@
-"""Seeds of the toy study on a machine without DVC or Prefect (a lent GPU machine), stages in parallel.
+"""Seeds of the toy study on a machine without DVC (a lent GPU machine), stages in parallel: a plain runner, not
+the way to run seeds where DVC is (flows.seeds queues them as DVC experiments, `--jobs N` at once).
 
-    python -m flows.seeds_plain --export-graph graph.json              # here, with DVC: the stage graph, in order
-    python3 -m flows.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
+    python -m scripts.seeds_plain --export-graph graph.json              # here, with DVC: the stage graph, in order
+    python3 -m scripts.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
     python -m flows.seeds --seeds 6 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
 
-`flows.seeds` runs each seed as a `dvc exp run`, one after another: the way to run seeds where DVC is. This runs
-the same stage commands (dvc.yaml's, exported by --export-graph) in a copy of the project per seed, with every
-seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k as flows.seeds does, each stage
-once the stages that make its inputs are done, several at a time (seeds 1 and 2 together took 15 min on one
-H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1, against ~1 h 30 min each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a
-killed run resumes; a seed stops at its first failed stage. Each stage logs to its own MLflow store
-(`mlruns/<stage>.db`: one SQLite file written by several processes at once locks) and to `logs/<stage>.log`;
-each stage process sees `--threads` cores (torch takes every core it sees, and a dozen processes each taking all
-16 collapse: see the brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed
-toy models (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished seed's
-reports/findings.json with `flows.seeds --record` (it checks that the commit holds this study).
+It runs dvc.yaml's stage commands (exported by --export-graph) in a copy of the project per seed, with every
+seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k (prmlab.params.shift_seeds, as
+flows.seeds does), each stage once the stages that make its inputs are done, several at a time (seeds 1 and 2
+together took 15 min on one H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1, against ~1 h 30 min
+each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes; a seed
+stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one SQLite file
+written by several processes at once locks) and to `logs/<stage>.log`; each stage process sees `--threads`
+cores (torch takes every core it sees, and a dozen processes each taking all 16 collapse: see the brief's
+one-thread-per-job note), through a sitecustomize.py under --root. The committed toy models (bootstrap@toy,
+train_judge@toy) are the same in every seed and never rerun. Record a finished seed's reports/findings.json
+with `flows.seeds --record` (it checks that the commit holds this study). It lives outside src/ on purpose: a
+change to the runner is not a change of the study (flows.seeds.study_id hashes src/).
 """
 
 from __future__ import annotations
@@ -31,25 +33,15 @@ import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
-# Every seed of the study; seed k adds k to each (flows.seeds, this module).
-SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
-             "build_processbench.seed")
-COMMITTED = {"bootstrap@toy", "train_judge@toy"}  # the toy models, in git: the same in every seed
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
+from prmlab.params import COMMITTED, shift_seeds  # noqa: E402
+
+COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
 
 
 def git(project_dir: str | Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
-
-
-def shift_seeds(params: dict, k: int) -> dict[str, int]:
-    """{key: value} for seed k: every seed key this profile has, shifted by k."""
-    out = {}
-    for key in SEED_KEYS:
-        sec, name = key.split(".")
-        if sec in params and name in (params[sec] or {}):
-            out[key] = int(params[sec][name]) + k
-    return out
 
 
 def export_graph(project: Path, path: Path) -> None:
@@ -93,7 +85,7 @@ def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
         elif (project / item).exists():
             d.mkdir(parents=True, exist_ok=True)
             shutil.copy(project / item, d / item)
-    remove(d, {o for st in graph["stages"] if st["name"] not in COMMITTED for o in st["outs"]})
+    remove(d, {o for st in graph["stages"] if st["name"] not in COMMITTED_STAGES for o in st["outs"]})
     params = yaml.safe_load(graph["params"])
     for key, v in shift_seeds(params, k).items():
         sec, name = key.split(".")
@@ -144,7 +136,7 @@ def run_seeds(project: Path, graph: dict, seeds: list[int], root: Path, jobs: in
     for k in seeds:
         d = prepare(project, root, k, graph)
         todo |= {(k, st["name"]): (d, st) for st in graph["stages"]
-                 if st["name"] not in COMMITTED and not (d / ".done" / st["name"]).exists()}
+                 if st["name"] not in COMMITTED_STAGES and not (d / ".done" / st["name"]).exists()}
     t0, running, failed = time.time(), {}, []
     with ThreadPoolExecutor(jobs) as ex:
         while todo or running:

@@ -10,7 +10,7 @@ from statistics import mean, stdev
 
 from prmlab.findings import EQUAL_MARGIN, KEPT_MARGIN, T95, aggregate_seeds, decide, deciding, group_by_id
 from prmlab.paper import CONSENSUS_KEPT
-from prmlab.report import f3, signed_ci
+from prmlab.report.markdown import f3, signed_ci
 from prmlab.stats import INCONCLUSIVE
 
 

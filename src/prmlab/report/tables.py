@@ -1,0 +1,70 @@
+"""Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, flows/cli.py): one row
+per PRM from its eval stages' outputs, and the two Markdown tables with the paper's number beside a known
+checkpoint.
+
+Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl). Outputs: a row (dict)
+per PRM, and the tables as Markdown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prmlab.io import read_json, read_jsonl
+from prmlab.metrics import min_position_stats
+from prmlab.paper import TABLE7
+from prmlab.report.markdown import f3, fmt1, table
+
+
+def table_row(name: str, model: str, out: Path, which: list[str] = ("processbench", "bon")) -> dict:
+    """One model's numbers from its eval outputs: ProcessBench per subset and average (Table 7's
+    shape), Best-of-N per aggregation with maj@N and pass@N (Table 6's), and Fig. 8's min-score position."""
+    row: dict = {"name": name, "model": model, "paper_table7_f1": TABLE7.get(model)}
+    if "processbench" in which and (out / "processbench.json").exists():  # never an older run's file
+        res = read_json(out / "processbench.json")["models"][f"prm/{name}"]
+        tuned = res["tuned"]
+        subsets = [k for k, v in tuned.items() if isinstance(v, dict) and "f1" in v]
+        row["processbench"] = {s: {k: tuned[s][k] for k in ("error_acc", "correct_acc", "f1")} for s in subsets}
+        # Held out: the subsets the threshold was not tuned on (what the report gives); "all" averages
+        # the tuning subset in, so it flatters a tuned threshold.
+        row["threshold_subset"] = tuned.get("threshold_subset")
+        row["processbench_heldout_avg_f1"] = tuned.get("heldout_average_f1")
+        row["processbench_avg_f1"] = tuned["average_f1"]
+        row["processbench_avg_f1_at_0.5"] = res.get("threshold_0.5", {}).get("average_f1")
+        row["step_auc_heldout"] = res.get("step_auc", {}).get("heldout_average")
+        row["threshold"] = tuned.get("threshold")
+    if "bon" in which and (out / "bon.json").exists():
+        bon = read_json(out / "bon.json")
+        avg = bon["results"][name]["average"]
+        row["bon_n"] = bon["n"]
+        row["bon"] = {k[4:]: v for k, v in avg.items() if k.startswith("prm_") and not k.endswith("_process_verified")}
+        row["maj"], row["pass"] = bon["results"]["baselines"]["average"]["maj"], bon["results"]["baselines"]["average"]["pass"]
+        stats = min_position_stats(read_jsonl(out / "bon_scores.jsonl"), bins=10)
+        row["min_on_final_step"] = stats["min_on_last_step_all"] if stats["responses"] else None
+    return row
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Tables 7 and 6 of the PRM paper, for the models evaluated, with the paper's row where known."""
+    lines = []
+    if pb := [r for r in rows if "processbench" in r]:
+        subsets, tune = list(pb[0]["processbench"]), pb[0].get("threshold_subset")
+        lines += ["ProcessBench (like Table 7): F1 per subset (error acc / correct acc / F1); average F1 at the threshold "
+                  f"tuned on subset {tune}: over the held-out subsets (the report's figure) and over all subsets "
+                  f"({tune} included, flattered by the tuning); at 0.5; the paper's average F1 for the same checkpoint "
+                  "(Table 7).", "",
+                  table(["model", *subsets, f"held-out avg F1 (without {tune})", f"avg F1, all subsets (with {tune})",
+                         "avg F1 (0.5)", "held-out step AUC", "paper avg F1 (Table 7)"],
+                        [[r["name"], *(" / ".join(fmt1(r["processbench"][s][k]) for k in ("error_acc", "correct_acc", "f1"))
+                                       for s in subsets),
+                          fmt1(r["processbench_heldout_avg_f1"]), fmt1(r["processbench_avg_f1"]),
+                          fmt1(r["processbench_avg_f1_at_0.5"]), f3(r.get("step_auc_heldout")), fmt1(r["paper_table7_f1"])]
+                         for r in pb]), ""]
+    if bon := [r for r in rows if "bon" in r]:
+        aggs, n = list(bon[0]["bon"]), bon[0]["bon_n"]
+        lines += [f"Best-of-{n} (like Table 6), average over the benchmarks; min on final step: share of multi-step "
+                  "responses whose lowest step score is on the last step (Fig. 8).", "",
+                  table(["model", *(f"prm@{n} ({a})" for a in aggs), f"maj@{n}", f"pass@{n}", "min on final step (%)"],
+                        [[r["name"], *(fmt1(r["bon"].get(a)) for a in aggs), fmt1(r["maj"]), fmt1(r["pass"]),
+                          fmt1(r["min_on_final_step"])] for r in bon]), ""]
+    return "\n".join(lines)
