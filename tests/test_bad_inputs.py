@@ -1052,11 +1052,14 @@ def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
     (DVC_STAGE set) a stage reads the repo's params.yaml or stops with one line."""
     from prmlab.stage import check_dvc_params
 
+    (tmp_path / "copy").mkdir()
     monkeypatch.setenv("DVC_ROOT", str(tmp_path))
     monkeypatch.setenv("DVC_STAGE", "train_prm@judge")
     check_dvc_params(str(tmp_path / "params.yaml"))
     with pytest.raises(ParamsError, match=r"^--params /elsewhere/p\.yaml \(from PRMLAB_PARAMS\?\) under `dvc repro` \(train_prm@judge\)"):
         check_dvc_params("/elsewhere/p.yaml")
+    monkeypatch.chdir(tmp_path / "copy")  # a queued experiment's copy of the repo: DVC_ROOT names the original
+    check_dvc_params("params.yaml")
     monkeypatch.delenv("DVC_STAGE")
     check_dvc_params("/elsewhere/p.yaml")  # outside DVC: any file
 

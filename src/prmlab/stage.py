@@ -98,7 +98,10 @@ def check_dvc_params(params: str) -> None:
     repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
     (issue #52)."""
     stage = os.environ.get("DVC_STAGE")
-    if stage and Path(params).resolve() != (Path(os.environ.get("DVC_ROOT", ".")) / "params.yaml").resolve():
+    # The repo's params.yaml (DVC_ROOT), or the one in the stage's folder: a queued experiment (flows.seeds) runs in
+    # a temporary copy of the repo, and DVC sets DVC_ROOT to the original there.
+    recorded = {(Path(os.environ.get("DVC_ROOT", ".")) / "params.yaml").resolve(), Path("params.yaml").resolve()}
+    if stage and Path(params).resolve() not in recorded:
         raise ParamsError(f"--params {params} (from PRMLAB_PARAMS?) under `dvc repro` ({stage}): DVC records params.yaml "
                           "in dvc.lock, so this run would disagree with its record; unset PRMLAB_PARAMS or copy the file "
                           "to params.yaml")
