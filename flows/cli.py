@@ -1,10 +1,14 @@
 """`prmlab`: the few commands a researcher types, thin over the stages and flows (no second implementation).
 
     prmlab run [--stages sample label_mc ...]       # the study: the Prefect flow over `dvc repro` (as make repro)
-    prmlab eval PRM [PRM ...] [--layout L] [--reference M] [--name NAME] [--only processbench|bon] [--out DIR]
+    prmlab eval PRM [PRM ...] [--layout L] [--reference M] [--name NAME] [--only processbench|bon|prmbench] [--out DIR]
                                                     # PRM folders or hub names, any layout of the paper's Table 7
-                                                    # (prmlab.layouts), on ProcessBench and Best-of-N, outside the
-                                                    # DVC graph, with this project's items and params
+                                                    # (prmlab.layouts), on ProcessBench and Best-of-N (and PRMBench
+                                                    # with --only prmbench), outside the DVC graph, with this
+                                                    # project's items and params
+    prmlab score --benchmark processbench|prmbench FILE [--threshold T | --threshold-subset S] [--data PATH]
+                                                    # the official metrics of per-step scores any tool wrote
+                                                    # (prmlab.scorefile), one JSON object on stdout, in points
     prmlab metrics                                  # the headline numbers (reports/headline.json)
     prmlab ui [--port 5000]                         # MLflow's UI on the study's store, with links that open its runs
 
@@ -20,7 +24,16 @@ copy of params.yaml that drops the critic and the reference PRMs; writes DIR/NAM
 plus per-item scores, and DIR/table.{md,json} (prmlab.report.tables): ProcessBench like Table 7 (the paper's number beside a
 known checkpoint) and Best-of-N like Table 6, with Fig. 8's min-on-final-step share. One MLflow run per
 PRM, the stages' runs nested under it (default DIR: runs/eval-NAME, or runs/eval for several). Missing inputs are named with the `dvc repro`
-target that makes them, before any model loads.
+target that makes them, before any model loads. `--only prmbench` runs stages.eval_prmbench on the PRMBench
+folder params `eval_prmbench.data` names (DIR/NAME/prmbench.json; its table sets PRMBench's harness row beside a known
+checkpoint).
+
+`score` reads a JSONL of `{"id": ..., "step_scores": [...]}` rows (ids as the benchmark's: ProcessBench's `id`,
+PRMBench's `<classification>_<idx>`) and prints the benchmark's official numbers as one JSON object: ProcessBench
+per subset and `f1_avg` at the threshold tuned on --threshold-subset (default params
+`eval_processbench.threshold_subset`: gsm8k in the paper profile) unless --threshold is given, the items from --data (a folder of `<subset>.json` or an items JSONL; default
+data/processbench/items.jsonl); PRMBench `prmscore` overall, per class and per category at the harness's 0.5, the
+items from --data (default params `eval_prmbench.data`). Bad rows end in one line naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -35,7 +48,8 @@ from pathlib import Path
 
 INPUTS = {"processbench": [("data/processbench/items.jsonl", "build_processbench@toy or inputs@real")],
           "bon": [("data/problems/eval.jsonl", "problems@toy or inputs@real"),
-                  ("data/eval_samples/eval.jsonl", "sample_eval")]}
+                  ("data/eval_samples/eval.jsonl", "sample_eval")],
+          "prmbench": []}  # its folder is params' eval_prmbench.data, checked in `evaluate`
 
 
 def _stage(module: str, args: list[str], env: dict | None = None) -> None:
@@ -51,6 +65,9 @@ def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, pa
     if "bon" in which:
         _stage("eval_bon", ["--problems", "data/problems/eval.jsonl", "--samples", "data/eval_samples/eval.jsonl", *spec_args,
                             "--metrics", str(out / "bon.json"), "--scores", str(out / "bon_scores.jsonl"), "--params", params], env)
+    if "prmbench" in which:
+        _stage("eval_prmbench", [*spec_args, "--metrics", str(out / "prmbench.json"), "--scores", str(out / "prmbench_scores.jsonl"),
+                                 "--params", params], env)
 
 
 def mark_adhoc(client, parent, name: str) -> None:
@@ -80,8 +97,13 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
     if missing:
         sys.exit(f"prmlab eval: missing input(s): {'; '.join(missing)}")
     cfg = yaml.safe_load(params.read_text())
+    if "prmbench" in which and not Path((cfg.get("eval_prmbench") or {}).get("data", "")).is_dir():
+        sys.exit(f"prmlab eval: PRMBench folder {(cfg.get('eval_prmbench') or {}).get('data')!r} not found "
+                 f"(params eval_prmbench.data in {params}; see ../shared/data/README.md)")
     cfg["eval_processbench"] = {**cfg["eval_processbench"], "critic": False, "reference_prms": {}}
     cfg["eval_bon"] = {**cfg["eval_bon"], "reference_prms": {}}
+    if "eval_prmbench" in cfg:
+        cfg["eval_prmbench"] = {**cfg["eval_prmbench"], "reference_prms": {}}
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=out, delete=False) as f:
         yaml.safe_dump(cfg, f, sort_keys=False)
@@ -169,6 +191,25 @@ def show_metrics(path: Path) -> None:
         print(f"{k:<{width}}  {v}")
 
 
+def score(benchmark: str, path: str, data: str | None, threshold: float | None, subset: str | None, params: Path) -> dict:
+    """`prmlab score`: the library computes (prmlab.scorefile); this prints one JSON object, or one error line."""
+    from prmlab.io import DataError
+    from prmlab.params import ParamsError, read_params
+    from prmlab.scorefile import score_file
+
+    try:
+        cfg = read_params(params) if params.exists() else {}
+        subset = subset or (cfg.get("eval_processbench") or {}).get("threshold_subset", "gsm8k")
+        if data is None:
+            data = ("data/processbench/items.jsonl" if benchmark == "processbench"
+                    else (cfg.get("eval_prmbench") or {}).get("data", "../shared/data/prmbench"))
+        res = score_file(benchmark, path, data, threshold, subset)
+    except (DataError, ParamsError) as e:
+        sys.exit(f"prmlab score: {e}")
+    print(json.dumps(res))
+    return res
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(prog="prmlab", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -181,9 +222,20 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.layouts: qwen, math_shepherd, rlhflow, skywork, "
                                                   "orm, eurus; default: read from each checkpoint)")
     e.add_argument("--reference", default=None, help="layout eurus: the reference model (default Qwen/Qwen2.5-Math-7B-Instruct)")
-    e.add_argument("--only", choices=["processbench", "bon"], default=None)
+    e.add_argument("--only", choices=["processbench", "bon", "prmbench"], default=None,
+                   help="one benchmark (default: processbench and bon; prmbench only when named)")
     e.add_argument("--out", default=None, help="results folder (default runs/eval-NAME, or runs/eval for several PRMs)")
     e.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
+    s = sub.add_parser("score", help="official ProcessBench / PRMBench metrics of per-step scores from any tool")
+    s.add_argument("file", help='JSONL: one {"id": ..., "step_scores": [...]} row per item')
+    s.add_argument("--benchmark", choices=["processbench", "prmbench"], required=True)
+    s.add_argument("--threshold", type=float, default=None,
+                   help="ProcessBench: default tuned on --threshold-subset; PRMBench: default 0.5 (the harness's)")
+    s.add_argument("--threshold-subset", default=None,
+                   help="ProcessBench: the subset the threshold is tuned on (default: params eval_processbench.threshold_subset)")
+    s.add_argument("--data", default=None, help="the benchmark's items (default: data/processbench/items.jsonl; "
+                                                "params eval_prmbench.data)")
+    s.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     u = sub.add_parser("ui", help="MLflow's UI on the study's store; prints links that open its runs table")
     u.add_argument("--host", default="127.0.0.1")
     u.add_argument("--port", type=int, default=5000)
@@ -210,6 +262,8 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"prmlab eval: two PRMs share a name ({names}); evaluate them apart with --name")
         out = Path(a.out or (f"runs/eval-{names[0]}" if len(names) == 1 else "runs/eval"))
         evaluate(a.prm, names, a.layout, a.reference, a.only, out, Path(a.params))
+    elif a.cmd == "score":
+        score(a.benchmark, a.file, a.data, a.threshold, a.threshold_subset, Path(a.params))
     elif a.cmd == "ui":
         ui(a.host, a.port)
     else:

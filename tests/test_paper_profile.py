@@ -58,6 +58,8 @@ def paper_small(standins: dict[str, str]) -> dict:
     for sec in ("eval_processbench", "eval_bon"):
         p[sec].update(scorer="transformers", batch_size=8, max_length=1024, dtype="float32", tensor_parallel_size=1)
     p["eval_processbench"].update(max_items=8, critic_n=1, critic_max_tokens=16)
+    p["eval_prmbench"].update(data=str(DATA / "prmbench"), max_items=2, scorer="transformers", batch_size=8,
+                              max_length=1024, dtype="float32", tensor_parallel_size=1)
     p["eval_bon"]["n"] = 4  # as many as sample_eval draws: N cannot exceed it (issue #30)
     p["human_labels"] = {"prm800k": str(DATA / "prm_samples/samples_prm800k.jsonl")}
     p["train_prm"]["sources"] = TRAINED
@@ -69,6 +71,7 @@ def paper_run(toy, tmp_path_factory):
     need_data("train/math_train")
     need_data("bon_benchmarks/math/test")
     need_data("prm_samples/samples_prm800k.jsonl")
+    need_data("prmbench")
     d = tmp_path_factory.mktemp("paper")
     standins = {}
     for role in ("policy", "judge"):
@@ -94,7 +97,7 @@ def lines(d: Path, rel: str) -> list[dict]:
 def test_every_stage_of_the_real_graph_ran_with_the_expected_counts(paper_run):
     d, out = paper_run["dir"], paper_run["out"]
     expected = ["inputs@real", "sample", "label_mc", "label_judge", "consensus", "sample_eval", "eval_processbench",
-                "eval_bon", "analyze_bias", "report", "human_data@prm800k"] + [f"{s}@{x}" for s in ("prm_data", "train_prm") for x in TRAINED]
+                "eval_bon", "eval_prmbench@real", "analyze_bias", "report", "human_data@prm800k"] + [f"{s}@{x}" for s in ("prm_data", "train_prm") for x in TRAINED]
     for stage in expected:
         assert f"Running stage '{stage}'" in out, stage
     for toy_only in ("bootstrap", "problems@toy", "train_judge", "build_processbench", "@oracle"):
@@ -120,6 +123,10 @@ def test_every_stage_of_the_real_graph_ran_with_the_expected_counts(paper_run):
     report = (d / "reports/report.md").read_text()
     assert "## Released step labels (PRM800K, Math-Shepherd)" in report and "| prm800k | 6 | 0 / 1 / 0 | 5 | 4 | 1 | 0 |" in report
     assert "56.5 (human annotation, PRM800K (Table 4))" in report and "prm800k (human labels) - judge" in report
+    # PRMBench: the first 2 items of each classification (20 with the `correct` copies), every PRM scored
+    pbm = load(d, "metrics/eval_prmbench.json")
+    assert pbm["items"] == 20 and set(pbm["models"]) == {f"prm/{s}" for s in TRAINED}
+    assert all(0 <= m["prmscore"] <= 100 for m in pbm["models"].values())
 
 
 def test_processbench_used_four_subsets_with_the_threshold_tuned_on_gsm8k(paper_run):
@@ -175,11 +182,13 @@ def test_unmodified_paper_params_list_every_stage_with_no_missing_input(tmp_path
     listed, and every dependency is either a project file or another stage's output. (A plain `--dry`
     on a never-run graph stops at the first output that does not exist yet: DVC issue #9021.)"""
     d = new_project(tmp_path / "p", yaml.safe_load((ROOT / "params" / "paper.yaml").read_text()))
+    if (ROOT.parent / "shared").exists():  # a checkout sits beside ../shared, whose data eval_prmbench.data names
+        (tmp_path / "shared").symlink_to(ROOT.parent / "shared")
     out = run(["dvc", "repro", "--dry", "-f"], d).stdout
     listed = [line.split("'")[1] for line in out.splitlines() if line.startswith("Running stage")]
     assert listed == (["inputs@real", "sample", "label_mc", "label_judge", "consensus"]
                       + [f"prm_data@{s}" for s in SOURCES] + [f"train_prm@{s}" for s in SOURCES]
-                      + ["sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report"]), out
+                      + ["sample_eval", "eval_processbench", "eval_bon", "eval_prmbench@real", "analyze_bias", "report"]), out
     from dvc.repo import Repo
 
     with Repo(str(d)) as repo:

@@ -67,6 +67,7 @@ def section_configs():
     from prmlab.generation_config import BackendConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
+    from prmlab.prmbench import EvalPRMBenchConfig
     from prmlab.processbench import BuildPBConfig, EvalPBConfig
     from prmlab.sampling import SampleConfig
     from prmlab.toy.annotators import ToyHumanConfig
@@ -77,7 +78,8 @@ def section_configs():
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
             "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
-            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig,
+            "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "eval_prmbench": EvalPRMBenchConfig,
+            "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig,
             "engine": EngineConfig}
 
 

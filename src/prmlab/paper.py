@@ -1,6 +1,7 @@
 """The PRM paper's numbers (The Lessons of Developing Process Reward Models in Mathematical Reasoning,
 arXiv 2501.07301), each written once: the findings quote them and size effects by them, the report and its
-figures set them beside ours, `prmlab prm` sets a released PRM's Table 7 F1 beside its own evaluation."""
+figures set them beside ours, `prmlab prm` sets a released PRM's Table 7 F1 beside its own evaluation; and
+PRMBench's reference rows (its harness's saved outputs), which `prmlab eval` sets beside a known checkpoint."""
 
 # ProcessBench average F1 of PRMs trained on the same 860k responses (Table 4), and with consensus filtering (Fig. 2).
 MC_F1, JUDGE_F1, HUMAN_F1, CONSENSUS_F1 = 40.1, 46.5, 56.5, 46.3
@@ -54,3 +55,13 @@ BY_SOURCE = {"mc_hard": ("MC estimation (Table 4)", MC_F1, None), "judge": ("LLM
              "prm800k": ("human annotation, PRM800K (Table 4)", HUMAN_F1, None),
              "human": ("human annotation, PRM800K (Table 4; the toy's analogue)", HUMAN_F1, None),
              "math_shepherd": ("MC Math-Shepherd 440k (Table 3)", SHEPHERD_F1, SHEPHERD_BON)}
+
+# PRMBench (arXiv 2501.03124) PRMScore in points, from the official harness's saved outputs (ssmisya/PRMBench at
+# a1ae4ea, mr_visualize/eval_res_view/draw_tabs/form_latex_strs.ipynb, cells 3 and 11; ../shared/data/README.md,
+# "How the official harness scores PRMBench", item 6): overall, per class, per category. The harness's
+# "Skywork-PRM-7B" is Skywork-o1-Open-PRM-Qwen-2.5-7B.
+PRMBENCH = {"Qwen/Qwen2.5-Math-PRM-7B": {"prmscore": 65.5, "NR": 49.0, "NCL": 55.1, "Simplicity": 52.1, "ES": 71.8,
+                                         "SC": 67.3, "DC": 66.3, "CI": 78.5, "Soundness": 71.0, "PS": 57.6, "DR": 69.1,
+                                         "MS": 99.7, "Sensitivity": 75.5},
+            "Qwen/Qwen2.5-Math-PRM-72B": {"prmscore": 68.2},
+            "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B": {"prmscore": 65.1}}

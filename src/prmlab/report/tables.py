@@ -1,8 +1,8 @@
 """Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, flows/cli.py): one row
 per PRM from its eval stages' outputs, and the two Markdown tables with the paper's number beside a known
-checkpoint.
+checkpoint; PRMBench's PRMScores with its harness's reference row beside a known checkpoint.
 
-Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl). Outputs: a row (dict)
+Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl, prmbench.json). Outputs: a row (dict)
 per PRM, and the tables as Markdown.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from prmlab.io import read_json, read_jsonl
 from prmlab.metrics import min_position_stats
-from prmlab.paper import TABLE7
+from prmlab.paper import PRMBENCH, TABLE7
 from prmlab.report.markdown import f3, fmt1, table
 
 
@@ -41,7 +41,15 @@ def table_row(name: str, model: str, out: Path, which: list[str] = ("processbenc
         row["maj"], row["pass"] = bon["results"]["baselines"]["average"]["maj"], bon["results"]["baselines"]["average"]["pass"]
         stats = min_position_stats(read_jsonl(out / "bon_scores.jsonl"), bins=10)
         row["min_on_final_step"] = stats["min_on_last_step_all"] if stats["responses"] else None
+    if "prmbench" in which and (out / "prmbench.json").exists():
+        res = read_json(out / "prmbench.json")["models"][f"prm/{name}"]
+        row["prmbench"] = {"prmscore": res["prmscore"], **res["classes"], **res["categories"]}
+        row["prmbench_truncated_items"] = res["truncated_items"]
     return row
+
+
+# PRMBench's columns in its tables' order (overall; each category's classes, then the category): the reference row's.
+PRMBENCH_COLUMNS = list(PRMBENCH["Qwen/Qwen2.5-Math-PRM-7B"])
 
 
 def markdown_table(rows: list[dict]) -> str:
@@ -67,4 +75,14 @@ def markdown_table(rows: list[dict]) -> str:
                   table(["model", *(f"prm@{n} ({a})" for a in aggs), f"maj@{n}", f"pass@{n}", "min on final step (%)"],
                         [[r["name"], *(fmt1(r["bon"].get(a)) for a in aggs), fmt1(r["maj"]), fmt1(r["pass"]),
                           fmt1(r["min_on_final_step"])] for r in bon]), ""]
+    if pbm := [r for r in rows if "prmbench" in r]:
+        body = []
+        for r in pbm:
+            body.append([r["name"], *(fmt1(r["prmbench"].get(c)) for c in PRMBENCH_COLUMNS),
+                         str(r["prmbench_truncated_items"])])
+            if ref := PRMBENCH.get(r["model"]):
+                body.append([f"{r['model']} (PRMBench harness)", *(fmt1(ref.get(c)) for c in PRMBENCH_COLUMNS), ""])
+        lines += ["PRMBench (arXiv 2501.03124): PRMScore overall, per class and per category, as its official harness "
+                  "scores it; below a known checkpoint, the harness's own row (prmlab.paper.PRMBENCH).", "",
+                  table(["model", *PRMBENCH_COLUMNS, "items cut at max length"], body), ""]
     return "\n".join(lines)
