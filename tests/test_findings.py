@@ -50,6 +50,20 @@ def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
     assert decide("min_on_last", {}) == INCONCLUSIVE  # not measured
 
 
+def test_a_finding_is_one_entry_its_estimates_read_by_name():
+    """prmlab.findings.FINDINGS declares each finding once; an estimate's name finds its declaration, the PRM a
+    "{}" stands for filled into its label (the plots' rows, the report's summary)."""
+    from prmlab.findings import FINDINGS, WINDOW, estimate
+
+    assert len({f.id for f in FINDINGS}) == len(FINDINGS) and all(f.paper and f.estimates for f in FINDINGS)
+    e = estimate("f1_oracle_minus_judge")
+    assert (e.label, e.unit, e.effect) == ("F1: oracle - judge", "F1 points", 10.0)
+    assert estimate("inflation_excess_oracle_ceiling").label == "excess over random: oracle ceiling"
+    kept = estimate("kept_share")
+    assert kept.rule == WINDOW and (kept.center - kept.margin, kept.center + kept.margin) == (25, 55)
+    assert (estimate("d").label, estimate("d").unit, estimate("d").judge(1.0, 2.0)) == ("d", "", REPRODUCED)
+
+
 def test_bootstrap_interval_of_a_constant_is_the_constant_and_widens_with_noise():
     assert bootstrap_ci([1.0] * 20, lambda s: sum(s) / len(s)) == (1.0, 1.0)
     lo, hi = bootstrap_ci([0.0, 1.0] * 50, lambda s: sum(s) / len(s), n_boot=2000, seed=1)
@@ -304,9 +318,9 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
 
     assert seeds_for(1.0, 1.0) == 7 and seeds_for(1.0, 1.6) == 4 and seeds_for(1.0, 0.01) is None
 
-    def rec(lo, hi, effect, verdict="inconclusive", fid="x"):
+    def rec(lo, hi, effect, verdict="inconclusive", fid="x", name="d"):
         e = {"mean": (lo + hi) / 2, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": 3, "paper_effect": effect}
-        return {"id": fid, "seeds": 3, "verdict": verdict, "estimates": {"d": e}}
+        return {"id": fid, "seeds": 3, "verdict": verdict, "estimates": {name: e}}
 
     # +-9 over 3 seeds: sd 9 * sqrt(3) / 4.303 = 3.62; 4 seeds give 3.182 * 3.62 / 2 = 5.76 <= 6
     assert why_inconclusive(runs=3, f=rec(-8.0, 10.0, 6)) == ("d: +-9.0 across seeds is wider than the paper's effect 6; "
@@ -315,15 +329,14 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     assert "separate a mean of +1.0 from 0" in why_inconclusive(runs=3, f=rec(-1.0, 3.0, None))
     assert why_inconclusive(runs=3, f=rec(1.0, 3.0, 6, verdict="reproduced")) == ""
     assert why_inconclusive(runs=4, f=rec(-8.0, 10.0, 6)).startswith("1 of 4 seeds lack it")  # a seed without it
-    # an equality (hard = soft): |mean| + half-width must fit the 3-point margin
-    assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, fid="hard_soft"))
-    assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, fid="hard_soft")).endswith("no number of seeds shows equality at this mean")
+    # an equality (hard = soft; its entry's rule): |mean| + half-width must fit the 3-point margin
+    hard_soft = {"fid": "hard_soft", "name": "f1_hard_minus_soft"}
+    assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, **hard_soft))
+    assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, **hard_soft)).endswith("no number of seeds shows equality at this mean")
     # Fig. 2's kept share is an equivalence to a window (25-55%), never "straddles 0": 55.5 [54.0, 57.0] sits 0.5
     # past the window's upper end; sd 1.5 * sqrt(3) / 4.303 = 0.604, and 9 seeds give 2.306 * 0.604 / 3 = 0.46
     # <= 0.5 (8 give 2.365 * 0.604 / 2.828 = 0.505)
-    kept = rec(54.0, 57.0, None, fid="consensus")
-    kept["estimates"] = {"kept_share": kept["estimates"]["d"]}
-    assert why_inconclusive(runs=3, f=kept) == (
+    assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")) == (
         "kept_share 55.5 [54.0, 57.0] straddles 55, an end of the 25-55% window that counts as Fig. 2's about 40%, "
         "its mean 0.5 points outside it; about 9 seeds at this spread would place the interval wholly outside (not reproduced)")
 

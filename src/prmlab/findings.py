@@ -1,63 +1,83 @@
-"""The report's findings: each of the paper's claims, quoted exactly, beside its toy (or real)
-analogue measured here with a 95% bootstrap interval, and a verdict the interval decides.
-
-Inputs are per-item rows, as the eval stages write them:
+"""The paper's findings, each one entry of FINDINGS (after the class that measures them): id, claim, the paper's
+quote with its table or figure, the Findings method that measures it, and each estimate's label, unit, verdict
+rule and the paper's effect; the report, its plots and the seeds' pages read the entries, never a finding's id.
+Each estimate has a 95% bootstrap interval, and the interval decides. Inputs are per-item rows, as the eval
+stages write them:
 - ProcessBench: {"model": "prm/<name>", "subset", "id", "label", "step_scores"} and each PRM's
   tuned threshold; a PRM predicts the first step below it (prmlab.metrics.first_below).
 - Best-of-N: {"prm", "problem_id", "response_id", "correct", "true_first_error", "step_scores"};
   the pick is the response with the highest aggregated score, ties to the earliest.
-
 Held out: where `tune_subset` names the subset the threshold was tuned on, ProcessBench findings
 use the other subsets only (with one subset, there is nothing held out: said in the row).
 """
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
-from prmlab.metrics import argmin_position, best_of_n, mean, processbench_scores
-from prmlab.paper import CLAIMS, CONSENSUS_KEPT, EFFECT
-from prmlab.stats import (
-    INCONCLUSIVE,
-    N_BOOT,
-    all_of,
-    bootstrap_ci,
-    bootstrap_values,
-    equivalence_verdict,
-    percentile_interval,
-    verdict,
-)
+from prmlab import paper, stats
+from prmlab.metrics import best_of_n, mean, min_on_last_share, processbench_scores
 
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
 KEPT_MARGIN = 15  # Fig. 2's "about 40%" kept: within this many points of it (25-55%)
-# The effect each estimate must resolve: the paper's (prmlab.paper); for its tie (hard = soft), the margin.
-PAPER_EFFECT = EFFECT | {"f1_hard_minus_soft": EQUAL_MARGIN}
+# How an estimate's interval decides (prmlab.stats): wholly above 0; within +-margin of 0; within +-margin of
+# the paper's value (`center`); above 0, or else within +-margin of it ("matches or beats").
+ABOVE, EQUAL, WINDOW, AT_LEAST = "above 0", "equal", "window", "beats or matches"
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimate of a finding, `name` its key in the records ("{}": the PRM a run compares, as in `label`)."""
+    name: str
+    label: str  # its words in the plots and the summary
+    unit: str  # one plot panel per unit
+    rule: str = ABOVE
+    effect: float | None = None  # the paper's effect the interval must resolve (a tie's: the margin); None: no size
+    margin: float | None = None  # EQUAL, WINDOW, AT_LEAST
+    center: float = 0.0  # WINDOW: the paper's value
+    about: str = ""  # WINDOW: what the window stands for, in the seeds' reasons
+
+    def judge(self, lo: float, hi: float) -> str:
+        """The verdict of an interval [lo, hi] of this estimate, by its rule."""
+        if self.rule in (EQUAL, WINDOW):
+            return stats.equivalence_verdict(lo - self.center, hi - self.center, self.margin)
+        v = stats.verdict(lo, hi)
+        return stats.equivalence_verdict(lo, hi, self.margin) if self.rule == AT_LEAST and v == stats.INCONCLUSIVE else v
+
+
+@dataclass(frozen=True)
+class Finding:
+    id: str
+    claim: str  # our wording, the report's first column
+    paper: str  # the paper's quote (prmlab.paper's numbers), led by its table or figure
+    measure: str  # the Findings method that measures it
+    estimates: tuple[Estimate, ...]
+    deciding: str = ""  # the one estimate that decides, where present (the others are shown beside it); "": all
+
+
+def estimate(name: str) -> Estimate:
+    """Estimate `name`'s declaration, its "{}" filled ('f1_oracle_minus_judge' -> label 'F1: oracle - judge'); an
+    undeclared name decides by the side of 0 and reads as its words."""
+    for e in (e for f in FINDINGS for e in f.estimates):
+        head, brace, tail = e.name.partition("{}")
+        if name == e.name or brace and name.startswith(head) and name.endswith(tail) and len(name) > len(head + tail):
+            return replace(e, name=name, label=e.label.format(name[len(head):len(name) - len(tail)].replace("_", " ")))
+    return Estimate(name, name.replace("_", " "), "")
 
 
 def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
-    """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}): one seed's bootstrap
-    intervals or the across-seed ones, by the same rule. Each estimate must lie on the claimed side of 0,
-    except the equalities (hard = soft labels; the kept share about 40%; consensus "matches or beats" MC:
-    beats, or else matches within the margin); inflation is decided on mc_hard's excess alone (the other
-    PRMs' are shown beside it). A claim of several estimates needs all of them (prmlab.stats.all_of)."""
-    def one(name: str, lo: float, hi: float) -> str:
-        if name == "kept_share":
-            return equivalence_verdict(lo - CONSENSUS_KEPT, hi - CONSENSUS_KEPT, KEPT_MARGIN)
-        if fid == "hard_soft":
-            return equivalence_verdict(lo, hi, EQUAL_MARGIN)
-        v = verdict(lo, hi)
-        return equivalence_verdict(lo, hi, EQUAL_MARGIN) if fid == "consensus" and v == INCONCLUSIVE else v
-
-    return all_of([one(name, *intervals[name]) for name in deciding(fid, intervals)])
+    """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
+    each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of)."""
+    return stats.all_of([estimate(n).judge(*intervals[n]) for n in deciding(fid, intervals)])
 
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
-    """The estimates of finding `fid` that decide its verdict: inflation's is mc_hard's excess alone (where
-    present), every other finding's are all of them. prmlab.report.seeds reads it to say why a verdict is open."""
-    if fid == "inflation":
-        return ["inflation_excess_mc_hard" if "inflation_excess_mc_hard" in estimates else next(iter(estimates))]
-    return list(estimates)
+    """The estimates that decide finding `fid`'s verdict: its entry's `deciding` one where present, else all."""
+    one = next((f.deciding for f in FINDINGS if f.id == fid), "")
+    return [one if one in estimates else next(iter(estimates))] if one else list(estimates)
 
 
 def _pb_units(rows: list[dict], subsets: Sequence[str]) -> dict[tuple, dict]:
@@ -81,14 +101,6 @@ def pb_f1(units: list[dict], subset_of: list[str], name: str) -> float:
                  for us in by.values()])
 
 
-def _bon_groups(rows: list[dict]) -> dict[str, dict[str, list[dict]]]:
-    """problem_id -> prm -> its rows (responses) in file order."""
-    g: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
-    for r in rows:
-        g[r["problem_id"]][r["prm"]].append(r)
-    return g
-
-
 def pick(rs: list[dict], how: str = "product") -> dict:
     return rs[best_of_n([r["step_scores"] for r in rs], how)]
 
@@ -99,22 +111,30 @@ def _fmt_ci(x: float, lo: float, hi: float) -> str:
 
 class Findings:
     def __init__(self, pb_rows: list[dict], pb_subsets: list[str], tune_subset: str | None,
-                 bon_rows: list[dict], consensus: dict, n_boot: int = N_BOOT, seed: int = 0):
+                 bon_rows: list[dict], consensus: dict, n_boot: int = stats.N_BOOT, seed: int = 0):
         held = [s for s in pb_subsets if s != tune_subset]
         self.pb_held_out = bool(held)
         self.pb_subsets = held or list(pb_subsets)
         units = _pb_units(pb_rows, self.pb_subsets)
         self.pb_keys = sorted(units)
         self.pb_units = [units[k] for k in self.pb_keys]
-        self.bon = _bon_groups(bon_rows)
+        self.bon: dict = defaultdict(lambda: defaultdict(list))  # problem_id -> prm -> its rows in file order
+        for r in bon_rows:
+            self.bon[r["problem_id"]][r["prm"]].append(r)
         self.prms = sorted({r["prm"] for r in bon_rows})
         self.consensus = consensus
         self.n_boot, self.seed = n_boot, seed
+        self.have_pb = {n for u in self.pb_units for n in u["pred"]}
+        self.held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
+        # Human labels: PRM800K (paper profile), else the toy's analogue `human`, else `oracle` (only an upper bound);
+        # the process-label reference: the human labels, else the judge's.
+        self.human = next((n for n in ("prm800k", "human", "oracle") if n in self.have_pb), "oracle")
+        self.process_ref = next((n for n in (self.human, "judge") if n in self.prms and n in self.have_pb), None)
 
     # ------------------------------------------------------------------ statistics with intervals
     def _estimate(self, units: list, stat, strata=None) -> tuple[float, float, float]:
         """`stat` over all `units`, and its 95% bootstrap interval over resamples of them."""
-        return (stat(units), *bootstrap_ci(units, stat, self.n_boot, self.seed, strata=strata))
+        return (stat(units), *stats.bootstrap_ci(units, stat, self.n_boot, self.seed, strata=strata))
 
     def _pb_gap(self, a: str, b: str):
         """F1(a) - F1(b) over a sample of ((subset, id), unit) pairs."""
@@ -165,9 +185,9 @@ class Findings:
         (BoN acc a - b) - (F1 a - b), the two resampled independently (different units)."""
         probs, pairs = sorted(self.bon), list(zip(self.pb_keys, self.pb_units))
         bon, pb = self._bon_gap(a, b), self._pb_gap(a, b)
-        bv = bootstrap_values(probs, bon, self.n_boot, self.seed)
-        pv = bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
-        lo, hi = percentile_interval([x - y for x, y in zip(bv, pv)])
+        bv = stats.bootstrap_values(probs, bon, self.n_boot, self.seed)
+        pv = stats.bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
+        lo, hi = stats.percentile_interval([x - y for x, y in zip(bv, pv)])
         return bon(probs) - pb(pairs), lo, hi
 
     def last_minus_min_gap(self, a: str, b: str) -> tuple[float, float, float]:
@@ -181,8 +201,8 @@ class Findings:
 
     def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
         """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
-        rows = [self.bon[p][prm][i] for p, i in (sample if sample is not None else self._resp(prm))]
-        return 100.0 * mean([float(argmin_position(r["step_scores"])[0] == len(r["step_scores"]) - 1) for r in rows])
+        pairs = sample if sample is not None else self._resp(prm)
+        return min_on_last_share([self.bon[p][prm][i]["step_scores"] for p, i in pairs])
 
     def _resp(self, prm: str) -> list[tuple[str, int]]:
         return [(p, i) for p in sorted(self.bon) for i, r in enumerate(self.bon[p].get(prm, []))
@@ -192,117 +212,143 @@ class Findings:
         return self._estimate([u for u in self._resp(a) if len(self.bon[u[0]].get(b, [])) > u[1]],
                               lambda sample: self.min_on_last(a, sample) - self.min_on_last(b, sample))
 
-    # ---------------------------------------------------------------------------------- findings
+    # ---------------------- the findings: each `measure` gives None or (ours in words, {estimate: (point, lo, hi)})
     def records(self) -> list[dict]:
-        """Per finding: id, claim, paper (quoted), ours (text), verdict, and the estimates behind it as
-        {name: [point, lo, hi]} (what a multi-seed aggregate combines)."""
-        have_pb = {n for u in self.pb_units for n in u["pred"]}
+        """Per finding measured, in FINDINGS' order: id, claim, paper (quoted), ours, verdict, the estimates as {name:
+        [point, lo, hi]} (what aggregate_seeds combines), and each half-width beside the paper's effect."""
         out: list[dict] = []
-
-        def add(fid: str, claim: str, paper: str, ours: str, **est):
-            # Each interval's half-width beside the paper's effect it must resolve (PAPER_EFFECT).
-            precision = {k: {"half_width": (float(val[2]) - float(val[1])) / 2, "paper_effect": PAPER_EFFECT.get(k)}
-                         for k, val in est.items()}
-            v = decide(fid, {k: val[1:] for k, val in est.items()})
-            out.append({"id": fid, "claim": claim, "paper": paper, "ours": ours, "verdict": v,
-                        "estimates": {k: [float(x) for x in val] for k, val in est.items()}, "precision": precision})
-        held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
-
-        def need(*names) -> bool:
-            return all(n in have_pb for n in names)
-
-        # 1. MC < judge < human
-        # Human labels: PRM800K where the run trained on it (paper profile), else the toy verifier's stand-in.
-        # The toy's `human` is its PRM800K analogue (off-policy, fewer, noisy); `oracle` is only an upper bound.
-        human = next((n for n in ("prm800k", "human", "oracle") if n in have_pb), "oracle")
-        if need("mc_hard", "judge", human):
-            d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff(human, "judge")
-            who = {"prm800k": "prm800k (human labels)", "human": "human (the toy's PRM800K: off-policy, fewer, noisy labels)",
-                   "oracle": "oracle (the verifier on the policy's own responses: an upper bound, not a human stand-in)"}[human]
-            add("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
-                CLAIMS["table4"],
-                f"ProcessBench F1 on {held}: judge - mc_hard {_fmt_ci(*d1)}; {who} - judge {_fmt_ci(*d2)}",
-                f1_judge_minus_mc=d1, **{f"f1_{human}_minus_judge": d2})
-        # 2. consensus keeps ~40% and matches or beats MC with less data
-        n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
-        if n:
-            kept = [1.0] * k + [0.0] * (n - k)
-            lo, hi = bootstrap_ci(kept, lambda s: 100.0 * mean(s), self.n_boot, self.seed)
-            share = 100.0 * k / n
-            ours = (f"kept {_fmt_ci(share, lo, hi)}% (counts as about {CONSENSUS_KEPT}% within "
-                    f"{CONSENSUS_KEPT - KEPT_MARGIN}-{CONSENSUS_KEPT + KEPT_MARGIN}%)")
-            est = {"kept_share": (share, lo, hi)}
-            if need("consensus", "mc_hard"):
-                d = self.pb_diff("consensus", "mc_hard")
-                ours += f"; F1 consensus - mc_hard {_fmt_ci(*d)}"
-                est["f1_consensus_minus_mc"] = d
-            add("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
-                CLAIMS["fig2"], ours, **est)
-        # 3. hard vs soft (unfiltered only here): equality only where the interval is narrow enough to show it
-        if need("mc_hard", "mc_soft"):
-            d = self.pb_diff("mc_hard", "mc_soft")
-            why = ""
-            half, gap = (d[2] - d[1]) / 2, abs(d[0])
-            if decide("hard_soft", {"f1_hard_minus_soft": d[1:]}) == INCONCLUSIVE:
-                n = len(self.pb_units)
-                # Equality is shown when |d| + half-width <= margin; the half-width shrinks as 1/sqrt(n).
-                # (not `need`: that name is the helper above, called again by the findings below)
-                items = (f"showing equality would need about {int(n * (half / (EQUAL_MARGIN - gap)) ** 2):,} held-out items "
-                         f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
-                why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
-                       f"+-{EQUAL_MARGIN:g} margin; {items}")
-            add("hard_soft", "Before filtering, hard and soft MC labels are equal", CLAIMS["fig3"],
-                f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
-                "trained on the consensus subset here, so the after-filtering half is not tested" + why,
-                f1_hard_minus_soft=d)
-        # The process-label reference: human labels (PRM800K, or the toy verifier's stand-in), else the judge's.
-        process_ref = next((n for n in (human, "judge") if n in self.prms and n in have_pb), None)
-        # 4. Best-of-N flatters MC-trained PRMs relative to ProcessBench (not "the rankings differ":
-        # random scores make Kendall tau < 1 too)
-        if "mc_hard" in self.prms and need("mc_hard") and process_ref:
-            d = self.bon_over_pb("mc_hard", process_ref)
-            bon_d, pb_d = self.bon_diff("mc_hard", process_ref), self.pb_diff("mc_hard", process_ref)
-            add("rankings", "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
-                "does better on Best-of-N than on ProcessBench", CLAIMS["tables67"],
-                f"mc_hard - {process_ref}: Best-of-N accuracy {_fmt_ci(*bon_d)}, ProcessBench F1 {_fmt_ci(*pb_d)}; "
-                f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
-                **{f"bon_minus_pb_gap_mc_hard_vs_{process_ref}": d})
-        # 5. flawed processes inflate BoN: each PRM's share of such picks against a random pick's
-        excess = {p: v for p in self.prms if (v := self.inflation_excess(p))[1] == v[1]}  # nan: nothing to measure
-        if excess:
-            ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))  # the PRM `decide` reads
-            shares = {p: self.inflation(p)[0] for p in excess}
-            add("inflation", "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
-                "them more often than a random pick does, which inflates its Best-of-N accuracy", CLAIMS["fig6"],
-                "BoN picks that are right answers through a wrong step, % of problems, minus a random pick's expected "
-                "share on the same problems: " + ", ".join(f"{p} {shares[p]:.1f}% ({_fmt_ci(*v)})" for p, v in excess.items())
-                + f" (verdict on {ref}; below 0 means the PRM screens such responses out)",
-                **{f"inflation_excess_{p}": v for p, v in excess.items()})
-        # 6. min on the final step: an outcome-supervised PRM (the BoN-optimised extreme) against a process one
-        shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
-        if "outcome" in self.prms and process_ref:
-            d = self.min_on_last_diff("outcome", process_ref)
-            add("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
-                "its lowest score on the final step far more often than one trained on process labels", CLAIMS["fig8"],
-                f"all multi-step responses, ties to the earliest step: {shares}; outcome - {process_ref} {_fmt_ci(*d)} points",
-                min_on_last_outcome_minus_process=d)
-        elif self.prms:
-            add("min_on_last", "A PRM trained toward outcomes puts its lowest score on the final step far more often than "
-                "one trained on process labels", CLAIMS["fig8"],  # no estimate: inconclusive
-                "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: " + shares)
-        # 7. the aggregation interacts with the label source (Fig. 9): last step vs lowest step, outcome vs process
-        if "outcome" in self.prms and process_ref:
-            d = self.last_minus_min_gap("outcome", process_ref)
-            probs = sorted(self.bon)
-            accs = "; ".join(f"{p} " + " / ".join(f"{self.bon_acc(probs, p, h):.1f}" for h in ("min", "product", "last"))
-                             for p in self.prms)
-            add("aggregation", "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
-                "than one trained on process labels from scoring a response by its last step instead of its lowest",
-                CLAIMS["fig9"],
-                f"Best-of-N accuracy by min / product / last: {accs}; (last - min) outcome - (last - min) "
-                f"{process_ref} {_fmt_ci(*d)} points",
-                aggregation_last_minus_min_outcome_vs_process=d)
+        for f in FINDINGS:
+            if (got := getattr(self, f.measure)()) is not None:
+                ours, est = got
+                out.append({"id": f.id, "claim": f.claim, "paper": f.paper, "ours": ours,
+                            "verdict": decide(f.id, {k: val[1:] for k, val in est.items()}),
+                            "estimates": {k: [float(x) for x in val] for k, val in est.items()},
+                            "precision": {k: {"half_width": (float(val[2]) - float(val[1])) / 2,
+                                              "paper_effect": estimate(k).effect} for k, val in est.items()}})
         return out
+
+    def mc_judge_human(self):
+        if not self.have_pb >= {"mc_hard", "judge", self.human}:
+            return None
+        d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff(self.human, "judge")
+        who = {"prm800k": "prm800k (human labels)", "human": "human (the toy's PRM800K: off-policy, fewer, noisy labels)",
+               "oracle": "oracle (the verifier on the policy's own responses: an upper bound, not a human stand-in)"}
+        return (f"ProcessBench F1 on {self.held}: judge - mc_hard {_fmt_ci(*d1)}; {who[self.human]} - judge {_fmt_ci(*d2)}",
+                {"f1_judge_minus_mc": d1, f"f1_{self.human}_minus_judge": d2})
+
+    def consensus_kept(self):
+        n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
+        if not n:
+            return None
+        lo, hi = stats.bootstrap_ci([1.0] * k + [0.0] * (n - k), lambda s: 100.0 * mean(s), self.n_boot, self.seed)
+        share = 100.0 * k / n
+        ours = (f"kept {_fmt_ci(share, lo, hi)}% (counts as about {paper.CONSENSUS_KEPT}% within "
+                f"{paper.CONSENSUS_KEPT - KEPT_MARGIN}-{paper.CONSENSUS_KEPT + KEPT_MARGIN}%)")
+        est = {"kept_share": (share, lo, hi)}
+        if self.have_pb >= {"consensus", "mc_hard"}:
+            est["f1_consensus_minus_mc"] = d = self.pb_diff("consensus", "mc_hard")
+            ours += f"; F1 consensus - mc_hard {_fmt_ci(*d)}"
+        return ours, est
+
+    def hard_soft(self):  # unfiltered only here; equality only where the interval is narrow enough to show it
+        if not self.have_pb >= {"mc_hard", "mc_soft"}:
+            return None
+        d, why = self.pb_diff("mc_hard", "mc_soft"), ""
+        half, gap = (d[2] - d[1]) / 2, abs(d[0])
+        if decide("hard_soft", {"f1_hard_minus_soft": d[1:]}) == stats.INCONCLUSIVE:
+            n = len(self.pb_units)
+            # Equality is shown when |d| + half-width <= margin; the half-width shrinks as 1/sqrt(n).
+            items = (f"showing equality would need about {int(n * (half / (EQUAL_MARGIN - gap)) ** 2):,} held-out items "
+                     f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
+            why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
+                   f"+-{EQUAL_MARGIN:g} margin; {items}")
+        return (f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
+                "trained on the consensus subset here, so the after-filtering half is not tested" + why,
+                {"f1_hard_minus_soft": d})
+
+    def rankings(self):  # not "the rankings differ": random scores make Kendall tau < 1 too
+        if not (ref := self.process_ref) or "mc_hard" not in self.prms or "mc_hard" not in self.have_pb:
+            return None
+        d, bon_d, pb_d = self.bon_over_pb("mc_hard", ref), self.bon_diff("mc_hard", ref), self.pb_diff("mc_hard", ref)
+        return (f"mc_hard - {ref}: Best-of-N accuracy {_fmt_ci(*bon_d)}, ProcessBench F1 {_fmt_ci(*pb_d)}; "
+                f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
+                {f"bon_minus_pb_gap_mc_hard_vs_{ref}": d})
+
+    def flawed_picks(self):
+        excess = {p: v for p in self.prms if (v := self.inflation_excess(p))[1] == v[1]}  # nan: nothing to measure
+        if not excess:
+            return None
+        ref = "mc_hard" if "mc_hard" in excess else next(iter(excess))  # the PRM `decide` reads
+        picks = ", ".join(f"{p} {self.inflation(p)[0]:.1f}% ({_fmt_ci(*v)})" for p, v in excess.items())
+        return ("BoN picks that are right answers through a wrong step, % of problems, minus a random pick's expected "
+                f"share on the same problems: {picks} (verdict on {ref}; below 0 means the PRM screens such responses out)",
+                {f"inflation_excess_{p}": v for p, v in excess.items()})
+
+    def min_on_last_gap(self):  # an outcome-supervised PRM (the BoN-optimised extreme) against a process-label one
+        shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
+        if "outcome" in self.prms and (ref := self.process_ref):
+            d = self.min_on_last_diff("outcome", ref)
+            return (f"all multi-step responses, ties to the earliest step: {shares}; outcome - {ref} {_fmt_ci(*d)} points",
+                    {"min_on_last_outcome_minus_process": d})
+        if self.prms:
+            return "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: " + shares, {}
+        return None
+
+    def aggregation(self):
+        if "outcome" not in self.prms or not (ref := self.process_ref):
+            return None
+        d, probs = self.last_minus_min_gap("outcome", ref), sorted(self.bon)
+        accs = "; ".join(f"{p} " + " / ".join(f"{self.bon_acc(probs, p, h):.1f}" for h in ("min", "product", "last"))
+                         for p in self.prms)
+        return (f"Best-of-N accuracy by min / product / last: {accs}; (last - min) outcome - (last - min) {ref} "
+                f"{_fmt_ci(*d)} points", {"aggregation_last_minus_min_outcome_vs_process": d})
+
+
+# The findings, in the report's order. Paper numbers come from prmlab.paper; the effects are its differences.
+FINDINGS = (
+    Finding("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
+            f"Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation {paper.MC_F1} < LLM-as-a-judge "
+            f"{paper.JUDGE_F1} < human annotation (PRM800K) {paper.HUMAN_F1}", "mc_judge_human",
+            (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),
+             Estimate("f1_{}_minus_judge", "F1: {} - judge", "F1 points", effect=paper.HUMAN_F1 - paper.JUDGE_F1))),
+    Finding("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
+            f"Fig. 2: consensus filtering keeps about {paper.CONSENSUS_KEPT}% of the data; its PRM scores "
+            f"{paper.CONSENSUS_F1} avg. F1, above MC's {paper.MC_F1} (Table 4)", "consensus_kept",
+            (Estimate("kept_share", "consensus keeps (%)", "% of responses", WINDOW, margin=KEPT_MARGIN,
+                      center=paper.CONSENSUS_KEPT, about=f"Fig. 2's about {paper.CONSENSUS_KEPT:g}%"),
+             Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points", AT_LEAST,
+                      effect=round(paper.CONSENSUS_F1 - paper.MC_F1, 1), margin=EQUAL_MARGIN))),
+    Finding("hard_soft", "Before filtering, hard and soft MC labels are equal",
+            f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1); hard "
+            "labels lead only after consensus filtering", "hard_soft",
+            (Estimate("f1_hard_minus_soft", "F1: hard - soft", "F1 points", EQUAL, EQUAL_MARGIN, EQUAL_MARGIN),)),
+    Finding("rankings", "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
+            "does better on Best-of-N than on ProcessBench",
+            f"Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
+            f"Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1, the PRM800K-trained Qwen PRM {paper.HUMAN_F1}; "
+            f"Table 3: MC Math-Shepherd 440k {paper.SHEPHERD_F1} ProcessBench, {paper.SHEPHERD_BON} Best-of-8)", "rankings",
+            (Estimate("bon_minus_pb_gap_mc_hard_vs_{}", "BoN gap - ProcessBench gap: mc hard vs {}", "points"),)),
+    Finding("inflation", "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
+            "them more often than a random pick does, which inflates its Best-of-N accuracy",
+            "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
+            "responses gain Best-of-N accuracy they do not deserve", "flawed_picks",
+            (Estimate("inflation_excess_{}", "excess over random: {}", "points over a random pick"),),
+            deciding="inflation_excess_mc_hard"),
+    Finding("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
+            "its lowest score on the final step far more often than one trained on process labels",
+            f"Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
+            f"(EurusPRM {paper.FIG8_EURUS}%, Math-Shepherd-PRM-7B {paper.FIG8_SHEPHERD}%); Qwen's own MC-trained PRM "
+            f"{paper.FIG8_QWEN_MC}%", "min_on_last_gap",
+            (Estimate("min_on_last_outcome_minus_process", "min on last step: outcome - process", "percentage points",
+                      effect=round(paper.FIG8_SHEPHERD - paper.FIG8_QWEN_MC, 1)),)),
+    Finding("aggregation", "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
+            "than one trained on process labels from scoring a response by its last step instead of its lowest",
+            "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
+            "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "
+            "the paper's text is not in this workspace)", "aggregation",
+            (Estimate("aggregation_last_minus_min_outcome_vs_process", "last - min: last - min outcome vs process",
+                      "Best-of-N points"),)),
+)
 
 
 # -------------------------------------------------------------------------------- several seeds
@@ -320,8 +366,6 @@ def t_interval(pts: Sequence[float], within_half: Sequence[float] = ()) -> tuple
     seed's bootstrap said +-14). So a seed's variance is the larger of the across-seed variance and the
     mean within-seed variance (each seed's bootstrap half-width / 1.96, squared), and the mean's standard
     error is that over sqrt(k), with Student t quantiles for k - 1 degrees of freedom."""
-    import math
-
     k = len(pts)
     m = sum(pts) / k
     if k < 2:
@@ -362,7 +406,7 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
                           # what the interval must resolve, as each seed's record states it (None: no paper number)
                           "paper_effect": next((r["precision"][name].get("paper_effect") for r in recs
                                                 if name in r.get("precision", {})), None)}
-        v = INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
+        v = stats.INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
                     "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],
                     "holds_on_every_seed": all(r["verdict"] == v for r in recs) and len(recs) == len(runs)})

@@ -167,6 +167,12 @@ def argmin_position(step_scores: Sequence[float]) -> tuple[int, float]:
     return i, (i / (n - 1) if n > 1 else 1.0)
 
 
+def min_on_last_share(step_scores: Sequence[Sequence[float]]) -> float:
+    """Share (%) of the multi-step responses (by their step scores) whose lowest step score is on the final step,
+    ties to the earliest: Fig. 8's measure, for analyze_bias and the findings alike."""
+    return 100.0 * mean([float(argmin_position(s)[0] == len(s) - 1) for s in step_scores if len(s) > 1])
+
+
 def mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else 0.0
 
@@ -181,23 +187,19 @@ def min_position_stats(rows: list[dict], bins: int) -> dict:
     for r in rows:
         if r["step_scores"]:
             by_problem[r["problem_id"]].append(r)
-    last_all, rel_all, last_sel, hist, tied = [], [], [], [0] * bins, []
+    rel_all, hist, tied = [], [0] * bins, []
     multi = [r for r in rows if len(r["step_scores"]) > 1]  # one-step responses say nothing about position
     for r in multi:
         i, rel = argmin_position(r["step_scores"])
         tied.append(float(r["step_scores"].count(r["step_scores"][i]) > 1))
-        last_all.append(float(i == len(r["step_scores"]) - 1))
         rel_all.append(rel)
         hist[min(int(rel * bins), bins - 1)] += 1
-    for rs in by_problem.values():
-        best = rs[best_of_n([r["step_scores"] for r in rs])]
-        if len(best["step_scores"]) > 1:
-            i, _ = argmin_position(best["step_scores"])
-            last_sel.append(float(i == len(best["step_scores"]) - 1))
+    picks = [rs[best_of_n([r["step_scores"] for r in rs])]["step_scores"] for rs in by_problem.values()]
     total = max(sum(hist), 1)
-    return {"min_on_last_step_bon_selected": 100.0 * mean(last_sel), "min_on_last_step_all": 100.0 * mean(last_all),
+    return {"min_on_last_step_bon_selected": min_on_last_share(picks),
+            "min_on_last_step_all": min_on_last_share([r["step_scores"] for r in multi]),
             "mean_relative_min_position": mean(rel_all), "tie_share": 100.0 * mean(tied),
             # A row per bin, not a key per bin: the bin edges depend on analyze_bias.bins, and
             # nested keys become DVC/MLflow columns.
             "relative_position_hist": [{"lo": b / bins, "hi": (b + 1) / bins, "share": hist[b] / total} for b in range(bins)],
-            "responses": len(multi), "selected": len(last_sel)}
+            "responses": len(multi), "selected": sum(len(s) > 1 for s in picks)}

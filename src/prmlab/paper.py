@@ -1,15 +1,18 @@
 """The PRM paper's numbers (The Lessons of Developing Process Reward Models in Mathematical Reasoning,
-arXiv 2501.07301), each written once: the findings quote them and size effects by them, the report and its
-figures set them beside ours, `prmlab prm` sets a released PRM's Table 7 F1 beside its own evaluation; and
-PRMBench's reference rows (its harness's saved outputs), which `prmlab eval` sets beside a known checkpoint."""
+arXiv 2501.07301), each written once: the findings (prmlab.findings.FINDINGS) quote them and size effects by
+them, the report and its figures set them beside ours, `prmlab prm` sets a released PRM's Table 7 F1 beside its own
+evaluation; and PRMBench's reference rows (its harness's saved outputs), which `prmlab eval` sets beside a known
+checkpoint."""
 
 # ProcessBench average F1 of PRMs trained on the same 860k responses (Table 4), and with consensus filtering (Fig. 2).
 MC_F1, JUDGE_F1, HUMAN_F1, CONSENSUS_F1 = 40.1, 46.5, 56.5, 46.3
 CONSENSUS_KEPT = 40  # Fig. 2: consensus filtering keeps about 40% of the data (%)
+# Fig. 3-4: ProcessBench avg. F1 of PRMs trained on hard and on soft MC labels, before consensus filtering.
+HARD_F1, SOFT_F1 = 40.2, 40.2
 # Table 3: a PRM trained on Math-Shepherd's released 440k MC labels: ProcessBench avg. F1, Best-of-8 avg. accuracy.
 SHEPHERD_F1, SHEPHERD_BON = 28.9, 64.3
-# Fig. 8 (all Best-of-8 responses): % whose lowest step score is on the final step.
-FIG8_SHEPHERD, FIG8_QWEN_MC = 44.5, 9.8
+# Fig. 8 (all Best-of-8 responses): % whose lowest step score is on the final step (EurusPRM-Stage1/2: a range).
+FIG8_SHEPHERD, FIG8_QWEN_MC, FIG8_EURUS = 44.5, 9.8, "53-55"
 # Fig. 8's text: EurusPRM-Stage1/2, Math-Shepherd-PRM-7B and Skywork-PRM-7B put it there for proportions that "exceed 40%".
 FIG8_BON_PRMS_ABOVE = 40.0
 
@@ -21,31 +24,6 @@ TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,
           "PRIME-RL/EurusPRM-Stage1": 31.2, "PRIME-RL/EurusPRM-Stage2": 31.3}
 QWEN_F1, SHEPHERD_PRM_F1 = TABLE7["Qwen/Qwen2.5-Math-PRM-7B"], TABLE7["peiyi9979/math-shepherd-mistral-7b-prm"]
 
-# Each claim the findings test, quoted with where it is.
-CLAIMS = {
-    "table4": f"Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation {MC_F1} < LLM-as-a-judge {JUDGE_F1} < "
-              f"human annotation (PRM800K) {HUMAN_F1}",
-    "fig2": f"Fig. 2: consensus filtering keeps about {CONSENSUS_KEPT}% of the data; its PRM scores {CONSENSUS_F1} avg. F1, "
-            f"above MC's {MC_F1} (Table 4)",
-    "fig3": "Fig. 3-4: hard and soft MC labels tie before filtering (40.2 vs 40.2 avg. F1); hard labels lead only after "
-            "consensus filtering",
-    "tables67": f"Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
-                f"Math-Shepherd-PRM-7B {SHEPHERD_PRM_F1} avg. F1, the PRM800K-trained Qwen PRM {HUMAN_F1}; Table 3: MC "
-                f"Math-Shepherd 440k {SHEPHERD_F1} ProcessBench, {SHEPHERD_BON} Best-of-8)",
-    "fig6": "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
-            "responses gain Best-of-N accuracy they do not deserve",
-    "fig8": f"Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
-            f"(EurusPRM 53-55%, Math-Shepherd-PRM-7B {FIG8_SHEPHERD}%); Qwen's own MC-trained PRM {FIG8_QWEN_MC}%",
-    "fig9": "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
-            "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "
-            "the paper's text is not in this workspace)",
-}
-# The paper's effect each findings estimate is meant to detect, in points: the report sets each interval's
-# half-width beside it.
-EFFECT = {"f1_judge_minus_mc": round(JUDGE_F1 - MC_F1, 1), "f1_oracle_minus_judge": HUMAN_F1 - JUDGE_F1,
-          "f1_prm800k_minus_judge": HUMAN_F1 - JUDGE_F1, "f1_human_minus_judge": HUMAN_F1 - JUDGE_F1,
-          "f1_consensus_minus_mc": round(CONSENSUS_F1 - MC_F1, 1),
-          "min_on_last_outcome_minus_process": round(FIG8_SHEPHERD - FIG8_QWEN_MC, 1)}
 # ProcessBench average F1 the report quotes under its table.
 PB_F1 = {"Qwen2.5-Math-PRM-7B (Table 7)": QWEN_F1, "Math-Shepherd-PRM-7B (Table 7)": SHEPHERD_PRM_F1,
          "MC estimation (Table 4)": MC_F1, "LLM-as-a-judge (Table 4)": JUDGE_F1, "human, PRM800K (Table 4)": HUMAN_F1}

@@ -137,8 +137,7 @@ STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc"
           "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench",
           "eval_bon", "eval_prmbench", "analyze_bias", "report")
 PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "ceiling": "toy",
-                "build_processbench": "toy", "inputs": "real",
-                "eval_prmbench": "real"}
+                "build_processbench": "toy", "inputs": "real", "eval_prmbench": "real"}
 COMMITTED = ("bootstrap", "train_judge")
 # Every seed of the study: seed k adds k to each (flows.seeds, scripts/seeds_plain.py); seed 0 is the committed study.
 SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",

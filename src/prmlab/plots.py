@@ -7,8 +7,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from prmlab.findings import KEPT_MARGIN  # noqa: E402
-from prmlab.paper import CONSENSUS_KEPT, FIG8_BON_PRMS_ABOVE, FIG8_QWEN_MC  # noqa: E402
+from prmlab.findings import WINDOW, estimate  # noqa: E402
+from prmlab.paper import FIG8_BON_PRMS_ABOVE, FIG8_QWEN_MC  # noqa: E402
 
 
 def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
@@ -94,25 +94,6 @@ def bon_curve(rows: list[dict], n_problems: int = 0):
                    "Best-of-N accuracy against N" + (" (95% binomial intervals)" if n_problems else ""))
 
 
-# Units of the findings' estimates, by name prefix (prmlab.findings), for the interval plot's row labels.
-_UNITS = {"f1_": "F1 points", "kept_share": "% of responses", "inflation_excess_": "points over a random pick",
-          "inflation_": "% of problems", "min_on_last_": "percentage points", "bon_minus_pb_gap_": "points",
-          "aggregation_": "Best-of-N points"}
-
-
-def _unit(name: str) -> str:
-    return next((u for p, u in _UNITS.items() if name.startswith(p)), "")
-
-
-def estimate_label(name: str) -> str:
-    """A findings estimate's id as words: 'f1_judge_minus_mc' -> 'F1: judge - mc'."""
-    for prefix, head in (("f1_", "F1: "), ("inflation_excess_", "excess over random: "), ("min_on_last_", "min on last step: "),
-                         ("bon_minus_pb_gap_", "BoN gap - ProcessBench gap: "), ("aggregation_", "last - min: ")):
-        if name.startswith(prefix):
-            return head + name[len(prefix):].replace("_minus_", " - ").replace("_vs_", " vs ").replace("_", " ")
-    return {"kept_share": "consensus keeps (%)"}.get(name, name.replace("_", " "))
-
-
 def findings_intervals(records: list[dict]):
     """One panel per finding and unit (a finding whose estimates are in different units, e.g. % kept and
     F1 points, gets a panel each), one row per estimate: the point and its 95% interval as a horizontal
@@ -122,7 +103,7 @@ def findings_intervals(records: list[dict]):
     for rec in (r for r in records if r.get("estimates")):
         by_unit: dict[str, list[str]] = {}
         for n in rec["estimates"]:
-            by_unit.setdefault(_unit(n), []).append(n)
+            by_unit.setdefault(estimate(n).unit, []).append(n)
         panels += [(rec, unit, names) for unit, names in by_unit.items()]
     heights = [len(names) * 0.45 + 1.05 for _, _, names in panels] or [1.0]
     fig, axes = plt.subplots(len(heights), 1, figsize=(8.5, sum(heights) + 0.8), squeeze=False,
@@ -135,9 +116,9 @@ def findings_intervals(records: list[dict]):
         err = [[p - a if a == a else 0.0 for p, a in zip(pts, lo)], [b - p if b == b else 0.0 for p, b in zip(pts, hi)]]
         ax.errorbar(pts, ys, xerr=err, fmt="o", color="#4878a8", capsize=3)
         ax.axvline(0.0, color="gray", lw=1)
-        if "kept_share" in names:  # the consensus verdict reads "about 40%" as 25-55%
-            ax.axvspan(CONSENSUS_KEPT - KEPT_MARGIN, CONSENSUS_KEPT + KEPT_MARGIN, color="gray", alpha=0.15, lw=0)
-        ax.set_yticks(ys, [estimate_label(n) for n in names], fontsize=7)
+        for e in (e for e in map(estimate, names) if e.rule == WINDOW):  # e.g. Fig. 2's "about 40%" as 25-55%
+            ax.axvspan(e.center - e.margin, e.center + e.margin, color="gray", alpha=0.15, lw=0)
+        ax.set_yticks(ys, [estimate(n).label for n in names], fontsize=7)
         ax.set_ylim(-0.7, len(names) - 0.3)
         claim = rec.get("claim", rec.get("id", ""))
         ax.set_title(f"{claim[:90] + ('...' if len(claim) > 90 else '')}: {rec.get('verdict', '')}", fontsize=8)

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from statistics import mean, stdev
 
-from prmlab.findings import EQUAL_MARGIN, KEPT_MARGIN, T95, aggregate_seeds, decide, deciding, group_by_id
-from prmlab.paper import CONSENSUS_KEPT
+from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estimate, group_by_id
 from prmlab.report.markdown import f3, signed_ci
 from prmlab.stats import INCONCLUSIVE
 
@@ -96,34 +95,31 @@ def seeds_for(sd: float, target: float, most: int = 100) -> int | None:
 
 
 def why_inconclusive(f: dict, runs: int) -> str:
-    """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, from its deciding estimates: an
-    interval wider than the paper's effect (and how many seeds at the present spread would narrow it to that),
-    one narrow enough that straddles 0 (an effect of the paper's size is then excluded), or one the paper gives
-    no size for (and how many seeds would separate the present mean from 0). Every claim here points above 0, but
-    the equalities: hard = soft within a margin of 0, and the kept share within a window about Fig. 2's 40% (how
-    many seeds would place it wholly inside or outside the window's nearer end)."""
+    """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, by each deciding estimate's
+    rule (prmlab.findings.FINDINGS): an equality not within its margin, or a window about the paper's value whose end
+    the interval straddles (how many seeds would settle either); an interval wider than the paper's effect (how many
+    seeds would narrow it to that), one narrower that straddles 0, or one the paper gives no size for."""
     if f["verdict"] != INCONCLUSIVE:
         return ""
     if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
         return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
-    names = [n for n in deciding(f["id"], f["estimates"])
-             if decide(f["id"], {n: (f["estimates"][n]["lo"], f["estimates"][n]["hi"])}) == INCONCLUSIVE]
     out = []
-    for n in names:
-        e = f["estimates"][n]
+    for n in deciding(f["id"], f["estimates"]):
+        d, e = estimate(n), f["estimates"][n]
         m, h, lo, hi = e["mean"], e["half_width"], e["lo"], e["hi"]
+        if d.judge(lo, hi) != INCONCLUSIVE:
+            continue
         sd = h * e["seeds"] ** 0.5 / T95.get(e["seeds"] - 1, 1.96)  # the per-seed spread behind the half-width
-        if f["id"] == "hard_soft":  # an equality: |mean| + half-width within the margin
-            gap = EQUAL_MARGIN - abs(m)
-            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{EQUAL_MARGIN:g}; "
+        if d.rule == EQUAL:  # |mean| + half-width within the margin
+            gap = d.margin - abs(m)
+            out.append(f"{n} {m:+.1f} [{lo:.1f}, {hi:.1f}] is not within +-{d.margin:g}; "
                        + (seeds_needed(sd, gap, f"bring it to +-{gap:.1f}") if gap > 0 else
                           "no number of seeds shows equality at this mean"))
-        elif n == "kept_share":  # an equivalence to Fig. 2's "about 40%": a window, not a side of 0
-            a, b = CONSENSUS_KEPT - KEPT_MARGIN, CONSENSUS_KEPT + KEPT_MARGIN
+        elif d.rule == WINDOW:  # an equivalence to the paper's value: a window, not a side of 0
+            a, b = d.center - d.margin, d.center + d.margin
             edge, inside = min((a, b), key=lambda x: abs(m - x)), a <= m <= b
             out.append(f"{n} {m:.1f} [{lo:.1f}, {hi:.1f}] straddles {edge:g}, an end of the {a:g}-{b:g}% window that "
-                       f"counts as Fig. 2's about {CONSENSUS_KEPT:g}%, its mean {abs(m - edge):.1f} points "
-                       f"{'inside' if inside else 'outside'} it; "
+                       f"counts as {d.about}, its mean {abs(m - edge):.1f} points {'inside' if inside else 'outside'} it; "
                        + seeds_needed(sd, abs(m - edge), f"place the interval wholly {'inside' if inside else 'outside'} "
                                       f"({'reproduced' if inside else 'not reproduced'})"))
         elif (eff := e.get("paper_effect")) and h > eff:

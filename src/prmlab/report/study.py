@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from prmlab import plots
-from prmlab.findings import Findings
+from prmlab.findings import Findings, estimate
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
@@ -127,7 +127,7 @@ def summary(recs: list[dict]) -> list[str]:
     counts = Counter(f["verdict"] for f in recs)
 
     def est(f: dict) -> str:
-        return "; ".join(f"{plots.estimate_label(k)} {v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]" for k, v in f["estimates"].items())
+        return "; ".join(f"{estimate(k).label} {v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]" for k, v in f["estimates"].items())
 
     return ["## Summary", "",
             f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
