@@ -70,19 +70,18 @@ def eval_draw(toy, n: int, mix: bool = False):
     return make_problems(900_001, n, "toy-budget-eval", toy.min_steps, toy.max_steps, *difficulty(toy, mix))
 
 
-def sample_cached(gen, path: Path, problems, cfg) -> tuple[list, float]:
-    """Responses (cached with the seconds they took), shard by shard as the sample stage draws them."""
+def sample_cached(eng, path: Path, problems, cfg) -> tuple[list, float]:
+    """Responses (cached with the seconds they took) from an engine (prmlab.engine), by the sample stage's shards."""
     from prmlab.io import read_jsonl, write_jsonl
     from prmlab.records import Response
-    from prmlab.sampling import sample_responses
+    from prmlab.sampling import sample_shard
 
     if path.exists():
         meta = json.loads(path.with_suffix(".json").read_text())
         return read_jsonl(path, Response), meta["seconds"]
+    eng.start()  # the model loads before the clock starts: the seconds are sampling's
     t = time.perf_counter()
-    rows = []
-    for i in range(0, len(problems), cfg.shard_size):
-        rows += sample_responses(gen, problems[i: i + cfg.shard_size], cfg, i // cfg.shard_size)[0]
+    rows, _ = eng.shards(problems, cfg.shard_size, None, sample_shard(cfg), unit="problems")
     sec = time.perf_counter() - t
     path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(path, rows)
@@ -95,22 +94,20 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8 (the paired
     difference with its interval), overall and on normal and hard problems apart, with the
     within-problem response AUC."""
-    from prmlab.bon import bon_outcomes, bon_table, bon_within_auc, group, outcome_table, over_maj
+    from prmlab.bon import bon_table, bon_within_auc, group, prm_bon, response_scores
     from prmlab.layouts import make_scorer
     from prmlab.processbench import eval_prm
 
-    questions = {p.id: p.question for p in eval_probs}
     t = time.perf_counter()
-    with make_scorer("transformers", prm, 32, 4096) as scorer:
+    with make_scorer("transformers", prm, 32, 4096) as scorer:  # eval_processbench's and eval_bon's pieces
         pb = eval_prm(scorer, items, tune)[0] if items else None  # its step AUC included
-        bon_scores = dict(zip([r.response_id for r in bon_rs], scorer.score([(questions[r.problem_id], r.steps) for r in bon_rs])))
+        bon_scores = response_scores(scorer, {p.id: p for p in eval_probs}, bon_rs, prm)
     groups = group(bon_rs, 8)
-    outcomes = bon_outcomes({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"])
-    bon = outcome_table(outcomes)["average"]
+    table, vs_maj, within = prm_bon({p.id: p for p in eval_probs}, groups, bon_scores, ["product", "min"], n_boot=2000)
+    bon = table["average"]
     out = {"eval_seconds": time.perf_counter() - t, "bon_product": bon["prm_product"], "bon_min": bon["prm_min"],
            "bon_random": bon["random"], "bon_maj": bon["maj"], "bon_pass": bon["pass"], "bon_problems": len(eval_probs),
-           "within_problem_auc": bon_within_auc(groups, bon_scores, "min"),
-           **{f"{agg}_over_maj": over_maj(outcomes, agg, n_boot=2000) for agg in ("product", "min")},
+           "within_problem_auc": within["min"], **{f"{agg}_over_maj": vs_maj[agg] for agg in ("product", "min")},
            "step_auc_heldout": pb["step_auc"]["heldout_average"] if pb else None,
            "f1_heldout": pb["tuned"]["heldout_average_f1"] if pb else None}
     for kind in ("normal", "hard"):
@@ -153,7 +150,7 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
     a = ap.parse_args()
 
-    from prmlab.generation import make_generator
+    from prmlab.engine import Engine
     from prmlab.generation_config import BackendConfig
     from prmlab.io import write_json
     from prmlab.params import from_mapping, load_params
@@ -198,10 +195,10 @@ def main() -> None:
         print(f"[bench_prm_budget] {key}", flush=True)
         # the study's train split, extended
         probs = make_problems(toy.seed * 1000 + 1, n_problems, "toy-train", toy.min_steps, toy.max_steps, *difficulty(toy, a.mix))
-        with make_generator(policy) as gen:
-            bon_rs, _ = sample_cached(gen, work / f"eval_{a.eval_problems}{world}.jsonl", eval_probs,
+        with Engine(policy, desc="bench_prm_budget sample") as eng:  # the model loads only if a sample is not cached
+            bon_rs, _ = sample_cached(eng, work / f"eval_{a.eval_problems}{world}.jsonl", eval_probs,
                                       dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
-            train_rs, sample_s = sample_cached(gen, work / f"train_{n_problems}x{n}{world}.jsonl", probs,
+            train_rs, sample_s = sample_cached(eng, work / f"train_{n_problems}x{n}{world}.jsonl", probs,
                                                dataclasses.replace(scfg, n=n))
         out = str(work / f"prm_{key.replace(':', '_')}")
         if a.remeasure:

@@ -63,7 +63,7 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_seeds.json")
     a = ap.parse_args()
 
-    from prmlab.generation import make_generator
+    from prmlab.engine import Engine
     from prmlab.generation_config import BackendConfig
     from prmlab.io import read_jsonl, write_json
     from prmlab.params import load_params
@@ -84,8 +84,8 @@ def main() -> None:
     tune = load_params("eval_processbench", EvalPBConfig, a.params).threshold_subset
     items = load_items(str(data / "processbench" / "items.jsonl"))
     eval_probs = eval_draw(toy, a.eval_problems)
-    with make_generator(policy) as gen:
-        bon_rs, sample_s = sample_cached(gen, work / f"eval_{a.eval_problems}.jsonl", eval_probs,
+    with Engine(policy, desc="bench_prm_seeds sample") as eng:
+        bon_rs, sample_s = sample_cached(eng, work / f"eval_{a.eval_problems}.jsonl", eval_probs,
                                      dataclasses.replace(scfg, n=8, seed=scfg.seed + 1, keep_unanswered=True))
     print(f"[bench_prm_seeds] {len(bon_rs)} Best-of-8 candidates ({sample_s:.0f} s to sample)", flush=True)
     results = json.loads(Path(a.out).read_text()) if Path(a.out).exists() else {}

@@ -19,14 +19,14 @@ Run: python -m stages.bootstrap --models-dir models --manifests data/models --me
 """
 
 from prmlab.stage import run_stage
-from prmlab.toy.recipes import ToyModelsConfig, bootstrap_models
+from prmlab.toy.recipes import ToyModelsConfig, bootstrap_models, models_dir
 from prmlab.toy.world import ToyWorldConfig
 
 
 def main() -> None:
     run_stage("bootstrap", __doc__, paths={"models_dir": "folder for models", "manifests": "folder for the models' manifests",
-                                           "metrics": "metrics JSON"},
-              sections={"toy_models": ToyModelsConfig, "toy": ToyWorldConfig}, core=bootstrap_models, torch=True)
+                                           "metrics": "metrics JSON"}, torch=True,
+              sections={"toy_models": ToyModelsConfig, "toy": ToyWorldConfig}, prepare=models_dir, core=bootstrap_models)
 
 
 if __name__ == "__main__":

@@ -67,7 +67,7 @@ def prepare_bias(a, cfg: dict) -> tuple[list[Response], dict[str, list[dict]]]:
     return responses, by_prm
 
 
-def analyze_bias(a, cfg: dict, data, run) -> Done:
+def analyze_bias(cfg: dict, data, run) -> Done:
     """Stage analyze_bias: min-score positions per PRM (sorted by name) and the policy's flaws."""
     responses, by_prm = data
     m = {"prms": {name: min_position_stats(rs, cfg["analyze_bias"].bins) for name, rs in sorted(by_prm.items())},

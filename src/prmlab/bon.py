@@ -123,6 +123,21 @@ def bon_within_auc(groups: dict[str, list[Response]], scores: dict[str, list[flo
                                for rs in groups.values()])
 
 
+def response_scores(scorer, problems: dict[str, Problem], responses: list[Response], name: str) -> dict[str, list[float]]:
+    """A PRM's step scores of each response, by id; a NaN is refused (naming the PRM)."""
+    sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
+    refuse_nan(name, sc)
+    return {r.response_id: s for r, s in zip(responses, sc)}
+
+
+def prm_bon(problems: dict[str, Problem], groups: dict[str, list[Response]], scores: dict[str, list[float]],
+            aggregations: list[str], n_boot: int = N_BOOT) -> tuple[dict, dict, dict]:
+    """One PRM's Best-of-N from its step scores, per aggregation: outcome_table, over_maj, bon_within_auc."""
+    outcomes = bon_outcomes(problems, groups, scores, aggregations)
+    return (outcome_table(outcomes), {agg: over_maj(outcomes, agg, n_boot) for agg in aggregations},
+            {agg: bon_within_auc(groups, scores, agg) for agg in aggregations})
+
+
 def n_values(n: int) -> list[int]:
     """The N of the Best-of-N curve: powers of two up to n, and n itself (so the curve ends at Table 6's N)."""
     ns = [1 << k for k in range(n.bit_length()) if 1 << k <= n]
@@ -162,18 +177,19 @@ def prepare_bon(a, cfg: dict):
     if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
         raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
                          f"(sample_eval.n); lower eval_bon.n or sample more")
-    return prms, problems, groups
-
-
-def eval_bon(a, cfg: dict, data, run) -> Done:
-    """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
-    c, (prms, problems, groups) = cfg["eval_bon"], data
-    run.params({"prms": prms})
-    responses = [r for rs in groups.values() for r in rs]
     # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole (#52)
     if short := sum(len(rs) < c.n for rs in groups.values()):
         print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
               "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)
+    return prms, problems, groups
+
+
+def eval_bon(cfg: dict, data, run) -> Done:
+    """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
+    c, (prms, problems, groups) = cfg["eval_bon"], data
+    run.params({"prms": prms})
+    responses = [r for rs in groups.values() for r in rs]
+    short = sum(len(rs) < c.n for rs in groups.values())  # Best-of-fewer (prepare_bon warns)
     results, rows, scorer_max_length, truncated, within, vs_maj = {}, [], {}, {}, {}, {}
     base = bon_table(problems, groups, None, [])
     results["baselines"] = {b: {k: v for k, v in d.items() if k in ("maj", "pass", "random", "problems", "no_responses")}
@@ -184,20 +200,15 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
         # An outcome RM (layout orm) scores each response once, whole: its one score is its BoN score.
         with c.open_scorer(spec, per_prefix=False) as scorer:
             scorer.progress = f"eval_bon {name}"
-            sc = scorer.score([(problems[r.problem_id].question, r.steps) for r in responses])
-            refuse_nan(name, sc)
+            scores = response_scores(scorer, problems, responses, name)
             scorer_max_length[name] = scorer.max_length
             cut = scorer.last_truncated
-        scores = {r.response_id: s for r, s in zip(responses, sc)}
-        outcomes = bon_outcomes(problems, groups, scores, c.aggregations)
-        results[name] = outcome_table(outcomes)
-        vs_maj[name] = {agg: over_maj(outcomes, agg) for agg in c.aggregations}
+        results[name], vs_maj[name], within[name] = prm_bon(problems, groups, scores, c.aggregations)
         by_n[name] = bon_by_n(problems, groups, c.n, scores)["prm"]
-        within[name] = {agg: bon_within_auc(groups, scores, agg) for agg in c.aggregations}
         # A response cut to fit max_length is scored on its first steps only; one with no step
         # left scores -inf (never picked). Counted, in the metrics and the summary, never silent.
         truncated[name] = {"truncated_responses": sum(cut),
-                           "unscored_responses": sum(not s for s in sc)}
+                           "unscored_responses": sum(not s for s in scores.values())}
         rows += [{"prm": name, "response_id": r.response_id, "problem_id": r.problem_id, "correct": r.correct,
                   "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
     m = {"problems": len(groups), "responses": len(responses), "n": c.n, "problems_with_fewer_than_n": short,
@@ -209,4 +220,4 @@ def eval_bon(a, cfg: dict, data, run) -> Done:
                 + "".join(f"; {k}: {t['truncated_responses']} responses truncated to max_length, {t['unscored_responses']} unscored"
                           for k, t in truncated.items() if t["truncated_responses"])
                 + (f"; {short} problems have fewer than {c.n} responses (their @{c.n} is over fewer)" if short else ""),
-                outputs={a.scores: rows})
+                outputs={"scores": rows})

@@ -50,7 +50,7 @@ class CeilingConfig:
 
 
 def prepare_ceiling(a, cfg: dict):
-    """The responses' writer and the problems, once the policy and the sampling params are checked."""
+    """The responses' writer, the problems and --out, once the policy and the sampling params are checked."""
     c, scfg, bcfg = cfg["ceiling"], cfg["sample"], cfg["policy"]
     check_sampling("sample", scfg.sampling)
     check_backend("policy", bcfg)
@@ -60,13 +60,13 @@ def prepare_ceiling(a, cfg: dict):
     # Shards are reused only if made from the same problems, weights and sampling/grading code.
     writer = ShardWriter(a.samples, fingerprint(c, scfg, cfg["toy"], bcfg, model_identity(bcfg.model),
                                                 code_version(sampling, generation, grading, prompts)))
-    return writer, problems
+    return writer, problems, a.out
 
 
-def ceiling(a, cfg: dict, data, run):
+def ceiling(cfg: dict, data, run):
     """Stage ceiling@toy: sample, label by the verifier, train the oracle PRM at the ceiling's budget."""
     c, base = cfg["ceiling"], cfg["policy"].model
-    writer, problems = data
+    writer, problems, out = data
     scfg = dataclasses.replace(cfg["sample"], n=c.n)
     with open_engine(cfg, "ceiling", cfg["policy"], "ceiling@toy sample") as eng:
         responses, _ = eng.shards(problems, scfg.shard_size, writer, sample_shard(scfg), unit="problems", cls=Response)
@@ -74,7 +74,7 @@ def ceiling(a, cfg: dict, data, run):
     examples = training_set("oracle", {p.id: p for p in problems}, responses, {}, {})
     m = {"problems": len(problems), "n": c.n, **{f"sample_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},
          "distinct_responses": distinct_responses(responses)}
-    m |= train(examples, base, a.out, dataclasses.replace(cfg["train_prm"], steps=c.steps), soft=False, run=run)
-    run.model(a.out, f"prm-{CEILING}", "prm", {"source": "oracle", "base": base, "trained": True, "ceiling": True})
+    m |= train(examples, base, out, dataclasses.replace(cfg["train_prm"], steps=c.steps), soft=False, run=run)
+    run.model(out, f"prm-{CEILING}", "prm", {"source": "oracle", "base": base, "trained": True, "ceiling": True})
     return Done(m, f"{m['examples']} oracle examples ({m['distinct_responses']} distinct responses) from {len(problems)} problems "
-                   f"x {c.n}, {m['optimizer_steps']} steps, loss {m['train_loss']:.3f}, {m['seconds']:.0f}s -> {a.out}")
+                   f"x {c.n}, {m['optimizer_steps']} steps, loss {m['train_loss']:.3f}, {m['seconds']:.0f}s -> {out}")

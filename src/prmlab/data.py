@@ -24,7 +24,7 @@ from pathlib import Path
 
 from prmlab.human_labels import check_profile_sources
 from prmlab.io import DataError, iter_jsonl, read_json
-from prmlab.manifest import write_manifests
+from prmlab.manifest import model_manifest
 from prmlab.params import check
 from prmlab.preflight import check_model
 from prmlab.records import Problem, ProcessBenchItem
@@ -246,14 +246,14 @@ def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
     return real_problems(cfg["real"], subsets)
 
 
-def real_inputs(a, cfg: dict, data: tuple[dict[str, list], dict], run):
+def real_inputs(cfg: dict, data: tuple[dict[str, list], dict], run):
     """Stage inputs@real: what read_real read, and the manifests of the models params name."""
     sets, m = data
-    manifests = write_manifests(a.manifests, {role: cfg[role].model for role in ("policy", "judge")})
+    manifests = {role: model_manifest(role, cfg[role].model) for role in ("policy", "judge")}
     m["models"] = {r: v["model"] + (" (local)" if v["local"] else "") for r, v in manifests.items()}
-    out = Path(a.problems_dir)
     return Done(m, f"{m['train_problems']} training problems ({m.get('removed_total', 0)} removed as evaluation "
                    f"problems), {m['eval_problems']} Best-of-N problems over {len(cfg['real'].eval)} benchmarks, "
                    f"{m['processbench_items']} ProcessBench items; models: " + ", ".join(f"{r}={v}" for r, v in m["models"].items()),
-                outputs={out / "train.jsonl": sets["train"], out / "eval.jsonl": sets["eval"], a.processbench: sets["processbench"],
-                         out / "eval_texts.json": sets["eval_texts"]}, file_only=["models"])
+                outputs={"problems_dir/train.jsonl": sets["train"], "problems_dir/eval.jsonl": sets["eval"],
+                         "processbench": sets["processbench"], "problems_dir/eval_texts.json": sets["eval_texts"],
+                         **{f"manifests/{r}.json": v for r, v in manifests.items()}}, file_only=["models"])

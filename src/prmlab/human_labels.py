@@ -257,24 +257,22 @@ def drop_eval_problems(examples: list[PRMExample], eval_texts: dict[str, list[st
     return kept, removed
 
 
-def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str, list[str]]]:
-    """Stage human_data's inputs: the --file converted (load_human) and the evaluation sets' problem texts."""
+def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str, list[str]], str]:
+    """Stage human_data's inputs: the --file converted (load_human), the evaluation sets' problem texts, the file."""
     if a.source not in HUMAN_SOURCES:
         raise ParamsError(f"human_labels: unknown source {a.source!r} (known: {list(HUMAN_SOURCES)})")
     if not a.file:  # under dvc repro: the path params name (never pasted into DVC's shell command)
         a.file = (read_params(a.params).get("human_labels") or {}).get(a.source)
         if not isinstance(a.file, str) or not a.file:
             raise ParamsError(f"human_labels.{a.source}: no file named (and no --file given)")
-    sets = read_json(a.eval_texts)
-    return *load_human(a.source, a.file), sets
+    return *load_human(a.source, a.file), read_json(a.eval_texts), a.file
 
 
-def human_examples(a, cfg: dict, data, run):
+def human_examples(cfg: dict, data, run):
     """Stage human_data@<source>: the converted examples minus those on an evaluation problem, and counts
     of what was converted, skipped, cut and removed."""
-    examples, counts, sets = data
-    run.params({"source": a.source, "file": a.file})
-    run.tag("prmlab.source", a.source)
+    examples, counts, sets, file = data
+    run.params({"file": file})
     kept, removed = drop_eval_problems(examples, sets)
     m = {**counts, "converted": counts["examples"], "converted_with_wrong_step": counts["with_wrong_step"], **removed,
          "examples": len(kept), "with_wrong_step": sum(0 in ex.labels for ex in kept)}
@@ -283,4 +281,4 @@ def human_examples(a, cfg: dict, data, run):
                    + (f" (skipped: {', '.join(f'{k[8:]} {v}' for k, v in skipped.items())})" if skipped else "")
                    + (f"; {m['duplicate_rows_dropped']} repeated rows counted once" if m.get("duplicate_rows_dropped") else "")
                    + f"; {removed['removed_total']} share a problem with an evaluation set and were dropped; "
-                   f"{len(kept)} kept ({m['with_wrong_step']} with a wrong step) -> {a.out}", outputs={a.out: kept})
+                   f"{len(kept)} kept ({m['with_wrong_step']} with a wrong step)", outputs={"out": kept})

@@ -361,7 +361,7 @@ def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Resp
     return writer, problems, responses
 
 
-def label_mc(a, cfg: dict, data, run):
+def label_mc(cfg: dict, data, run):
     """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes), on the
     engine params name (`engine.label_mc`: this process or a Ray cluster; the labels are the same)."""
     c = cfg["label_mc"]
@@ -446,7 +446,7 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
     return writer, template, problems, responses
 
 
-def label_judge(a, cfg: dict, data, run):
+def label_judge(cfg: dict, data, run):
     """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes),
     on the engine params name (`engine.label_judge`)."""
     c = cfg["label_judge"]

@@ -12,15 +12,13 @@ modification time, so a 145 GB checkpoint is not re-read on every `dvc repro`). 
 changes exactly when the weights, tokenizer or config change, or the name does; a hub model is
 identified by its name only (pin a revision by downloading it to a folder).
 
-Written by bootstrap@toy for the models it trains, and by inputs@real for whatever params name.
+Written by bootstrap@toy and train_judge@toy for the models they train, by inputs@real for whatever params name.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-
-from prmlab.io import write_json
 
 BIG = 256 * 2**20
 
@@ -57,11 +55,3 @@ def model_manifest(role: str, model: str) -> dict:
     if looks_like_path(model):
         raise FileNotFoundError(f"{role}.model: no model folder at {model} (and it is not a hub name like org/name)")
     return {"role": role, "model": model, "local": False}
-
-
-def write_manifests(out_dir: str | Path, models: dict[str, str]) -> dict[str, dict]:
-    out = {}
-    for role, model in models.items():
-        out[role] = model_manifest(role, model)
-        write_json(Path(out_dir) / f"{role}.json", out[role])
-    return out

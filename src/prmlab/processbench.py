@@ -99,7 +99,7 @@ def prepare_build(a, cfg: dict) -> list[Problem]:
     return read_jsonl(a.problems, Problem)
 
 
-def build_processbench(a, cfg: dict, problems: list[Problem], run) -> Done:
+def build_processbench(cfg: dict, problems: list[Problem], run) -> Done:
     """Stage build_processbench@toy: sample held-out problems, label by the verifier, balance (`balance`)."""
     c = cfg["build_processbench"]
     responses: list[Response] = []
@@ -125,7 +125,7 @@ def build_processbench(a, cfg: dict, problems: list[Problem], run) -> Done:
          "truncated": sum(comp.truncated for comps in outs for comp in comps) if problems else 0}
     return Done(m, f"{m['items']} items ({m['error_items']} with an error, {m['correct_answer_flawed_items']} right "
                    f"answers with a flawed step) from {len(responses)} responses, {m['truncated']} cut by a length limit",
-                outputs={a.out: items})
+                outputs={"out": items})
 
 
 @dataclass(frozen=True)
@@ -264,7 +264,7 @@ def prepare_eval(a, cfg: dict):
     return prms, items, outside
 
 
-def eval_processbench(a, cfg: dict, data, run) -> Done:
+def eval_processbench(cfg: dict, data, run) -> Done:
     """Stage eval_processbench: every PRM (`eval_prm`) and the critic (`eval_critic`) on the items."""
     c, judge, (prms, items, outside) = cfg["eval_processbench"], cfg["judge"], data
     run.params({"prms": prms})
@@ -297,4 +297,4 @@ def eval_processbench(a, cfg: dict, data, run) -> Done:
                 + "".join(f"; {k}: {v['truncated_items']} items truncated to max_length (graded wrong unless an error was found)"
                           for k, v in results.items() if v.get("truncated_items"))
                 + (f"; {sum(outside.values())} items outside eval_processbench.subsets, not evaluated" if outside else ""),
-                outputs={a.scores: rows})
+                outputs={"scores": rows})

@@ -15,7 +15,7 @@ class Done:
 
     metrics: dict[str, Any] = field(default_factory=dict)  # --metrics file (if the stage has one) and MLflow
     summary: str = ""  # the stage's closing line
-    # path -> rows (a list: JSONL) or an object (JSON), written atomically by the runner, then logged
+    # option (`out`, `problems_dir/x.jsonl`) -> rows (a list: JSONL) or an object (JSON): written by the runner, logged
     outputs: dict[str, Any] = field(default_factory=dict)
     logged: dict[str, Any] = field(default_factory=dict)  # this run only (time, rates): MLflow, not the file
     artifacts: list[str] = field(default_factory=list)  # more files or folders to log to the run

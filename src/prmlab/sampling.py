@@ -79,9 +79,9 @@ def sample_metrics(responses: list[Response], problems: int, cfg: SampleConfig) 
     return m
 
 
-def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]:
-    """The output's writer, the problems to sample (the first `max_problems`, those with a gold answer)
-    and the ids of those without one, once the sampling params and the policy are checked."""
+def prepare_sample(a, cfg: dict) -> tuple[str, ShardWriter, list[Problem], list[str]]:
+    """The params section (--section), the output's writer, the problems to sample (the first `max_problems`,
+    those with a gold answer) and the ids of those without one, once the sampling params and the policy are checked."""
     this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg[a.section], cfg["policy"]
     check_backend("policy", bcfg)  # before any model loads
@@ -91,7 +91,7 @@ def prepare_sample(a, cfg: dict) -> tuple[ShardWriter, list[Problem], list[str]]
     # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), model_identity(bcfg.model),
                                             code_version(this, generation, grading, prompts)))
-    return writer, [p for p in problems if p.gold_answer], [p.id for p in problems if not p.gold_answer]
+    return a.section, writer, [p for p in problems if p.gold_answer], [p.id for p in problems if not p.gold_answer]
 
 
 def sample_shard(cfg: SampleConfig):
@@ -100,12 +100,12 @@ def sample_shard(cfg: SampleConfig):
     return lambda gen, i, chunk: sample_responses(gen, chunk, cfg, i)
 
 
-def sample(a, cfg: dict, data, run):
+def sample(cfg: dict, data, run):
     """Stages sample and sample_eval: the responses, written shard by shard (a killed run resumes), on the
     engine params name (`engine.sample`, `engine.sample_eval`: this process or a Ray cluster, same responses)."""
-    c = cfg[a.section]
-    writer, problems, bad = data
-    with open_engine(cfg, a.section, cfg["policy"]) as eng:
+    section, writer, problems, bad = data
+    c = cfg[section]
+    with open_engine(cfg, section, cfg["policy"]) as eng:
         responses, _ = eng.shards(problems, c.shard_size, writer, sample_shard(c), unit="problems", cls=Response)
     n_shards = (len(problems) + c.shard_size - 1) // c.shard_size
     counts = {k: sum(writer.read_meta(i).get(k, 0) for i in range(n_shards)) for k in ("no_steps", "no_answer", "truncated")}

@@ -2,8 +2,9 @@
 
 A stage declares its name, its paths (each a `--name PATH` option: paths live in dvc.yaml only), its params
 sections (frozen dataclasses), a `prepare(a, cfg)` that reads and cross-checks its inputs before any model
-loads, and a `core(a, cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
-The runner owns the rest, once for every stage:
+loads, and a `core(cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
+Only `prepare` sees the command line: the core takes values (what prepare read, the few paths it writes itself,
+as a checkpoint folder), keys its outputs by option name, and a benchmark can call it. The runner owns the rest:
 
   argument parsing  ->  outputs locked, their folders writable  ->  the tracking store checked  ->  params
   loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics written atomically, metrics
@@ -107,14 +108,20 @@ def check_dvc_params(params: str) -> None:
                           "to params.yaml")
 
 
+def output_path(a: argparse.Namespace, key: str) -> str | None:
+    """Where a core's output goes: `out` -> --out, `problems_dir/train.jsonl` -> a file in that folder; None: not asked."""
+    opt, _, rest = key.partition("/")
+    return getattr(a, opt) and (str(Path(getattr(a, opt)) / rest) if rest else getattr(a, opt))
+
+
 def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Callable[..., Done],
               sections: dict[str, type] | None = None, prepare: Callable[..., Any] | None = None,
               inputs: list[str] = (), tags: dict[str, str] | None = None, torch: bool = False,
               worker: Callable[..., None] | None = None, argv: list[str] | None = None) -> None:
     """Run one stage (see the module docstring). `name` and section names may hold `{option}` fields,
     filled from the options (`train_prm@{source}`); `inputs` names the options whose files the MLflow run
-    records by digest; `torch` sets torch's threads before the core; `worker(a, cfg, data)` runs instead
-    of the core in a process of `torchrun` other than the first, which records nothing."""
+    records by digest; `torch` sets torch's threads before the core; `worker(cfg, data)` runs instead of the
+    core in a process of `torchrun` other than the first, which records nothing."""
     a = parse(description, paths, argv)
     if "source" in paths:
         try:
@@ -144,22 +151,26 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
         if torch:
             set_threads()
         if worker is not None and not first:
-            worker(a, cfg, data)
+            worker(cfg, data)
             return
         try:
             with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags) as run:
-                done = core(a, cfg, data, run)
+                if "source" in paths:  # a label source's stage: the run's param and tag
+                    run.params({"source": a.source})
+                    run.tag("prmlab.source", a.source)
+                done = core(cfg, data, run)
                 if torch:  # a stage that runs a model: its figures can move with the CPU (prmlab.tracking.machine)
                     done.metrics["machine"] = machine()
                     done.file_only.append("machine")
-                for path, obj in done.outputs.items():
+                written = {p: obj for key, obj in done.outputs.items() if (p := output_path(a, key))}
+                for path, obj in written.items():
                     (write_jsonl if isinstance(obj, list) else write_json)(path, obj)
                 if metrics:
                     write_json(metrics, done.metrics)
                 run.metrics({k: v for k, v in done.metrics.items() if k not in done.file_only} | done.logged)
                 # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
                 # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
-                small = [p for p in done.outputs if os.path.getsize(p) <= LOG_MAX_BYTES]
+                small = [p for p in written if os.path.getsize(p) <= LOG_MAX_BYTES]
                 for path in [*small, *([metrics] if metrics else []), *done.artifacts]:
                     run.artifact(path)
         except (ParamsError, DataError) as e:

@@ -359,11 +359,12 @@ def untrained(base: str, out: str, seed: int) -> dict:
     return {"examples": 0, "optimizer_steps": 0, "train_loss": None, "seconds": 0.0, "loss": "none"}
 
 
-def prepare_train(a, cfg: dict) -> list[PRMExample]:
+def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
+    """--source, --train, --out, the examples and how many mc_soft skipped for want of soft values."""
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
     examples = read_jsonl(a.train, PRMExample)
     examples = examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
-    a.without_soft = 0
+    without = 0
     if a.source == "mc_soft" and (without := sum(e.soft is None for e in examples)):
         # The soft loss trains on MC values: a set without them trained nothing and was reported as "longer than
         # max_length" (issue #52). Some examples without them are a counted skip, never a silent one.
@@ -371,37 +372,36 @@ def prepare_train(a, cfg: dict) -> list[PRMExample]:
             raise DataError(f"{a.train}: none of its {len(examples)} examples carries soft values (field 'soft'): "
                             "source mc_soft trains on MC values; make the set with stage prm_data@mc_soft")
         print(f"[train_prm@mc_soft] {without}/{len(examples)} examples skipped: no soft values (field 'soft')", file=sys.stderr)
-        a.without_soft, examples = without, [e for e in examples if e.soft is not None]
-    return examples
+        examples = [e for e in examples if e.soft is not None]
+    return a.source, a.train, a.out, examples, without
 
 
-def train_worker(a, cfg: dict, examples: list[PRMExample]) -> None:
+def train_worker(cfg: dict, data: tuple) -> None:
     """A process of `torchrun` other than the first: it trains; the first process records."""
+    source, _, out, examples, _ = data
     if examples:
-        train(examples, cfg["policy"].model, a.out, cfg["train_prm"], soft=a.source == "mc_soft")
+        train(examples, cfg["policy"].model, out, cfg["train_prm"], soft=source == "mc_soft")
 
 
-def train_prm(a, cfg: dict, examples: list[PRMExample], run):
+def train_prm(cfg: dict, data: tuple, run):
     """Stage train_prm: the PRM of one label source (`--source`), saved with its tokenizer to --out."""
-    c, base = cfg["train_prm"], cfg["policy"].model
-    run.params({"source": a.source})
-    run.tag("prmlab.source", a.source)
+    (source, train_file, out, examples, without_soft), c, base = data, cfg["train_prm"], cfg["policy"].model
     if examples:
-        m = train(examples, base, a.out, c, soft=a.source == "mc_soft", run=run)
+        m = train(examples, base, out, c, soft=source == "mc_soft", run=run)
     else:
         # E.g. consensus kept nothing. Saving the untrained model keeps a sweep going; metrics,
         # the MLflow run and the report all say plainly that this PRM was never trained.
-        print(f"[train_prm@{a.source}] WARNING: {a.train} has no examples; saving the UNTRAINED initial PRM",
+        print(f"[train_prm@{source}] WARNING: {train_file} has no examples; saving the UNTRAINED initial PRM",
               file=sys.stderr)
-        m = untrained(base, a.out, c.seed)
+        m = untrained(base, out, c.seed)
     m["trained"] = bool(examples)
-    m["examples_without_soft"] = getattr(a, "without_soft", 0)
-    run.tag("checkpoint", os.path.abspath(a.out))
+    m["examples_without_soft"] = without_soft
+    run.tag("checkpoint", os.path.abspath(out))
     # Small checkpoints (the toy PRMs) go to MLflow whole; large ones by path (DVC tracks them).
-    run.model(a.out, f"prm-{a.source}", "prm", {"source": a.source, "base": base, "trained": m["trained"]})
+    run.model(out, f"prm-{source}", "prm", {"source": source, "base": base, "trained": m["trained"]})
     if not examples:
-        return Done(m, f"NOT TRAINED: {a.train} has no examples; saved the initial PRM -> {a.out}")
+        return Done(m, f"NOT TRAINED: {train_file} has no examples; saved the initial PRM -> {out}")
     skipped = "".join(f" ({n} skipped: {why})" for n, why in ((m["examples_too_long"], "longer than max_length"),
                                                              (m["examples_without_soft"], "no soft values")) if n)
     return Done(m, f"{m['examples']} examples{skipped}, {m['optimizer_steps']} steps, "
-                   f"loss {m['train_loss']:.3f} ({m['loss']}), {m['seconds']:.0f}s -> {a.out}")
+                   f"loss {m['train_loss']:.3f} ({m['loss']}), {m['seconds']:.0f}s -> {out}")

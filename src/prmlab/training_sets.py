@@ -162,29 +162,30 @@ def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> d
 
 
 def prepare_consensus(a, cfg: dict) -> tuple:
-    """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: a released
-    source's training set (its file), else the problems, the responses and both labels, fitting them."""
-    if getattr(a, "source", None) in HUMAN_SOURCES + (TOY_HUMAN,):
+    """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: (--source, the
+    file the set comes from, and a released source's training set, else the problems, the responses and both
+    labels, fitting them)."""
+    if (source := getattr(a, "source", None)) in HUMAN_SOURCES + (TOY_HUMAN,):
         # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
         path = Path(a.human) / f"{a.source}.jsonl"
         if not path.exists():
             made_by = ("stage toy_human@toy (toy profile only)" if a.source == TOY_HUMAN else
                        f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
             raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
-        return path, read_jsonl(path, PRMExample)
+        return source, path, read_jsonl(path, PRMExample)
     problems, responses = read_problems_and_responses(a.problems, a.samples)
     mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
     judge = labels_fitting(a.judge, JudgeLabel, responses, a.samples)
     if "oracle" in cfg["train_prm"].sources and not any(r.true_first_error is not None for r in responses):
         raise ParamsError("train_prm.sources names 'oracle', but these responses carry no verifier labels "
                           "(only the toy world has them); drop it from the list")
-    return problems, responses, mc, judge
+    return source, a.samples, (problems, responses, mc, judge)
 
 
-def consensus(a, cfg: dict, data, run):
+def consensus(cfg: dict, data, run):
     """Stage consensus: how often MC and the judge agree, each label source's training set size (sets
     themselves: prm_data), and every source's label quality against the verifier (toy world): the audit."""
-    problems, responses, mc, judge = data
+    _, _, (problems, responses, mc, judge) = data
     table = audit_table(responses, mc, judge)
     run.params({"with_oracle": bool(table)})  # the audit is {} where the responses carry no verifier labels
     counts = agreement_counts(responses, mc, judge)
@@ -197,14 +198,13 @@ def consensus(a, cfg: dict, data, run):
                 f"kept {counts['agree']}/{counts['responses']} ({100 * counts['consensus_kept_share']:.0f}%) where MC "
                 f"and judge agree; {counts['judge_unparsed']} judge answers unparsed; sets: "
                 + ", ".join(f"{s}={len(rows)}" for s, rows in sets.items()),
-                outputs={a.audit_table: table}, file_only=["audit_by"])  # audit_by: in the file only (many keys)
+                outputs={"audit_table": table}, file_only=["audit_by"])  # audit_by: in the file only (many keys)
 
 
-def prm_data(a, cfg: dict, data, run):
+def prm_data(cfg: dict, data, run):
     """Stage prm_data@<source>: one label source's training set, built alone (a released source's: the file)."""
-    src, rows = data if isinstance(data[0], Path) else (a.samples, training_set(a.source, *data))
-    run.params({"source": a.source})
-    run.tag("prmlab.source", a.source)
+    source, src, got = data
+    rows = got if isinstance(got, list) else training_set(source, *got)
     m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}
-    return Done(m, f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) from {src} -> {a.out}",
-                outputs={a.out: rows})
+    return Done(m, f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) from {src}",
+                outputs={"out": rows})

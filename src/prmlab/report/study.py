@@ -645,32 +645,32 @@ def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]]) 
 # ------------------------------------------------------------------------------------------ the stage
 
 def prepare_report(a, cfg: dict) -> dict:
-    """Every metrics file (this profile's, `train_prm.sources`') and the judge's example, read before the run."""
+    """The metrics files (this profile's, `train_prm.sources`'), findings and judge's example; where the core writes."""
+    m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
-    return {"metrics": load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources), "example": example}
+    return {"metrics": m, "findings": findings_records(m, Path(a.pb_scores), Path(a.bon_scores)), "example": example,
+            "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
 
 
-def report(a, cfg: dict, data: dict, run) -> Done:
+def report(cfg: dict, data: dict, run) -> Done:
     """Stage report: the findings, the report (Markdown and HTML, figures logged to the run), each PRM's
     results onto its training run, and, with --headline, the headline, DVC's metrics and plots' data."""
-    m = data["metrics"]
-    recs = findings_records(m, Path(a.pb_scores), Path(a.bon_scores))
-    page = Page(Path(a.figures), run)
+    m, recs, out = data["metrics"], data["findings"], data["out"]
+    page = Page(Path(data["figures"]), run)
     targets = exact_label_targets(m)
     text = build(m, page, recs, example=data["example"], targets=targets)
-    html = Path(a.out).with_suffix(".html")
-    atomic_write_text(a.out, text)
+    html = Path(out).with_suffix(".html")
+    atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
-    outputs: dict[str, Any] = {a.findings: {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
+    outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
                                             "machines": trained_on(m)}}
-    if a.headline:
-        outputs[a.headline] = h = headline(m)
-        if a.summary:
-            outputs[a.summary] = study_metrics(h, recs)
-        if a.plots:  # lists, written as JSON (the runner writes a list as JSONL)
+    if data["headline"]:  # and --summary's numbers, written where --summary is given
+        outputs["headline"] = h = headline(m)
+        outputs["summary"] = study_metrics(h, recs)
+        if data["plots"]:  # lists, written as JSON (the runner writes a list as JSONL)
             for name, rows in plot_tables(m, h).items():
-                write_json(Path(a.plots) / f"{name}.json", rows)
-    figures = len(list(Path(a.figures).glob("*.png")))
-    return Done(summary=f"wrote {a.out} ({len(text.splitlines())} lines) and {figures} figures", outputs=outputs,
-                artifacts=[a.out, str(html), a.figures])
+                write_json(Path(data["plots"]) / f"{name}.json", rows)
+    figures = len(list(Path(data["figures"]).glob("*.png")))
+    return Done(summary=f"wrote {out} ({len(text.splitlines())} lines) and {figures} figures", outputs=outputs,
+                artifacts=[out, str(html), data["figures"]])

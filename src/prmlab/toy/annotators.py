@@ -117,26 +117,26 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
     return metrics
 
 
-def prepare_toy_human(a, cfg: dict) -> dict[str, list[str]]:
-    """Before any model loads: a writer that would be the policy is refused; the evaluation sets' problem texts."""
+def prepare_toy_human(a, cfg: dict) -> tuple[dict[str, list[str]], Path, str]:
+    """A writer that would be the policy refused; the evaluation sets' problem texts, the base and writer folders."""
     if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
         raise ParamsError("toy_human.writer_seed equals toy_models.seed: the writer would be the policy (set another seed)")
 
     check_engine(cfg["engine"], "toy_human", cfg["policy"])
-    return read_json(a.eval_texts)
+    return read_json(a.eval_texts), Path(a.base), a.writer
 
 
-def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
+def toy_human_labels(cfg: dict, data: tuple[dict[str, list[str]], Path, str], run):
     """Stage toy_human@toy: the writer into --writer, `samples` solutions from it to each of `toy_human.n`
     problems of their own stream (toy.seed * 1000 + 7, the study's difficulty mix), one picked and annotated
     per problem, minus the problems an evaluation set holds."""
     import dataclasses
 
-    c, toy = cfg["toy_human"], cfg["toy"]
-    m = train_writer(Path(a.base), Path(a.writer), c, cfg["toy_models"], toy, run)
+    (eval_texts, base, writer), c, toy = data, cfg["toy_human"], cfg["toy"]
+    m = train_writer(base, Path(writer), c, cfg["toy_models"], toy, run)
     problems = toy.problems(7, c.n, "toy-human")
     scfg = dataclasses.replace(cfg["sample"], n=c.samples, max_problems=0)
-    with open_engine(cfg, "toy_human", dataclasses.replace(cfg["policy"], model=a.writer)) as eng:
+    with open_engine(cfg, "toy_human", dataclasses.replace(cfg["policy"], model=writer)) as eng:
         responses, metas = eng.shards(problems, scfg.shard_size, None, sample_shard(scfg), unit="problems")
     dropped = {k: sum(m[k] for m in metas.values()) for k in ("no_steps", "no_answer", "truncated")}
     examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise)
@@ -149,5 +149,5 @@ def toy_human_labels(a, cfg: dict, eval_texts: dict[str, list[str]], run):
           "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
     return Done(m, f"writer right on {100 * m['writer_accuracy']:.1f}% of {m['writer_kept']} samples; {counts['solutions']} "
                    f"picked ({counts['flawed']} flawed), annotator right on {100 * m['label_accuracy']:.1f}% (noise {c.noise}); "
-                   f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples -> {a.out}",
-                outputs={a.out: kept})
+                   f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples",
+                outputs={"out": kept})

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from prmlab.generation import make_generator
 from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.manifest import write_manifests
+from prmlab.manifest import model_manifest
 from prmlab.params import check
 from prmlab.prompts import judge_messages, judge_target, load_template, parse_judgement, policy_messages
 from prmlab.records import Problem
@@ -269,25 +269,29 @@ def train_judge_model(cfg: ToyJudgeConfig, models: ToyModelsConfig, world: ToyWo
     return metrics
 
 
-def bootstrap_models(a, cfg: dict, data, run):
+def models_dir(a, cfg: dict) -> Path:  # bootstrap@toy's prepare: the folder its core trains the models into
+    return Path(a.models_dir)
+
+
+def bootstrap_models(cfg: dict, models: Path, run):
     """Stage bootstrap@toy: train_base_and_policy into --models-dir, and the policy's manifest."""
-    m = train_base_and_policy(cfg["toy_models"], cfg["toy"], Path(a.models_dir), run)
-    write_manifests(a.manifests, {"policy": str(Path(a.models_dir) / "policy")})
+    m = train_base_and_policy(cfg["toy_models"], cfg["toy"], models, run)
     return Done(m, f"policy acc {m['policy_accuracy']:.2f} (right through a wrong step: "
-                   f"{m['policy_flawed_correct_share']:.2f} of right answers), {m['seconds']:.0f}s")
+                   f"{m['policy_flawed_correct_share']:.2f} of right answers), {m['seconds']:.0f}s",
+                outputs={"manifests/policy.json": model_manifest("policy", str(models / "policy"))})
 
 
-def judge_template(a, cfg: dict) -> tuple[str, str]:
-    """The judge style and its template (params `label_judge.style`, `.template_file`), as label_judge will prompt."""
+def judge_template(a, cfg: dict) -> tuple[Path, Path, str, str, str]:
+    """The base, policy and judge (--out) folders; the judge style and template, as label_judge will prompt."""
     lj = cfg["label_judge"]
-    return lj.style, load_template(lj.style, lj.template_file)
+    return Path(a.base), Path(a.policy), a.out, lj.style, load_template(lj.style, lj.template_file)
 
 
-def train_judge(a, cfg: dict, data: tuple[str, str], run):
+def train_judge(cfg: dict, data: tuple[Path, Path, str, str, str], run):
     """Stage train_judge@toy: train_judge_model into --out, and the judge's manifest."""
-    m = train_judge_model(cfg["toy_judge"], cfg["toy_models"], cfg["toy"], Path(a.base), Path(a.policy), Path(a.out),
-                          *data, run)
-    write_manifests(a.manifests, {"judge": a.out})
+    base, policy, out, style, template = data
+    m = train_judge_model(cfg["toy_judge"], cfg["toy_models"], cfg["toy"], base, policy, Path(out), style, template, run)
     return Done(m, f"judge first-error acc {m['judge_first_error_accuracy']:.2f} vs always -1 "
                    f"{m['judge_baseline_always_none']:.2f} (erroneous {m['judge_accuracy_on_erroneous']:.2f}, "
-                   f"error-free {m['judge_accuracy_on_correct']:.2f}), {m['seconds']:.0f}s")
+                   f"error-free {m['judge_accuracy_on_correct']:.2f}), {m['seconds']:.0f}s",
+                outputs={"manifests/judge.json": model_manifest("judge", out)})

@@ -411,16 +411,14 @@ def world_problems(cfg: ToyWorldConfig) -> dict[str, list[Problem]]:
     return {split: cfg.problems(stream, n, f"toy-{prefix}") for stream, (split, (n, prefix)) in enumerate(splits.items(), start=1)}
 
 
-def draw_problems(a, cfg: dict, data, run):
+def draw_problems(cfg: dict, data, run):
     """Stage problems@toy: the splits, and the evaluation sets' problem texts (as inputs@real writes them:
     what training data must not contain)."""
-    from pathlib import Path
-
     probs = world_problems(cfg["toy"])
-    out = Path(a.problems_dir)
     m = {f"{split}_problems": len(items) for split, items in probs.items()}
     m |= {f"{split}_hard_problems": sum(bool(p.meta.get("hard")) for p in items) for split, items in probs.items()}
     m["mean_steps"] = sum(len(p.meta["nodes"]) for items in probs.values() for p in items) / sum(map(len, probs.values()))
     texts = {"toy": [p.question for p in probs["eval"]], "processbench_toy": [p.question for p in probs["processbench"]]}
     return Done(m, ", ".join(f"{len(v)} {k}" for k, v in probs.items()),
-                outputs={**{out / f"{split}.jsonl": items for split, items in probs.items()}, out / "eval_texts.json": texts})
+                outputs={**{f"problems_dir/{split}.jsonl": items for split, items in probs.items()},
+                         "problems_dir/eval_texts.json": texts})
