@@ -226,7 +226,7 @@ def prepare_eval(a, cfg: dict):
     return prms, items
 
 
-def eval_prmbench(a, cfg: dict, data, run) -> Done:
+def eval_prmbench(cfg: dict, data, run) -> Done:
     """Stage eval_prmbench: every PRM on PRMBench's items, scored by the harness's rules (`prmbench_table`)."""
     c, (prms, items) = cfg["eval_prmbench"], data
     run.params({"prms": prms, "data": c.data})
@@ -248,4 +248,4 @@ def eval_prmbench(a, cfg: dict, data, run) -> Done:
                 + ", ".join(f"{k}={v['prmscore']:.1f}" for k, v in results.items())
                 + "".join(f"; {k}: {v['truncated_items']} items cut at max_length" for k, v in results.items()
                           if v["truncated_items"]),
-                outputs={a.scores: rows})
+                outputs={"scores": rows})
