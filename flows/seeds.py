@@ -101,7 +101,7 @@ def save_seed(project_dir: str, k: int) -> Path:
     seed 0 is the committed study (HEAD's reports/findings.json), seed k > 0 its experiment's."""
     if k == 0:
         rev = base = git(project_dir, "rev-parse", "--short", "HEAD").strip()
-        if why := stale_lock(project_dir, rev):  # HEAD's findings would be filed under a study that did not make them
+        if why := stale_lock(project_dir):  # HEAD's findings would be filed under a study that did not make them
             raise RuntimeError(f"seed 0 is HEAD's committed study, but {why}: run the study (dvc repro) and commit it first")
     else:
         sha = experiments(project_dir).get(f"seed-{k}")
@@ -118,39 +118,17 @@ def save_seed(project_dir: str, k: int) -> Path:
                       json.loads(head.stdout) if head.returncode == 0 else None)
 
 
-def stale_lock(project_dir: str, rev: str) -> str | None:
-    """Why `rev`'s dvc.lock was not made from `rev`'s params and code, or None: each stage dvc.yaml generates
-    that dvc.lock records ran with the params params.yaml holds and on the files git tracks (md5), all at
-    `rev`. (dvc.lock keeps entries of stages dvc.yaml no longer has; they are not the study's.)"""
-    import hashlib
-
-    import yaml
-
-    def lookup(tree, dotted: str):
-        for part in dotted.split("."):
-            tree = tree.get(part) if isinstance(tree, dict) else None
-        return tree
-
-    lock = yaml.safe_load(git(project_dir, "show", f"{rev}:dvc.lock"))["stages"]
-    params = yaml.safe_load(git(project_dir, "show", f"{rev}:params.yaml"))
-    stages = []  # dvc.yaml's stages, each foreach expanded over its params list or dict (`${section.key}`)
-    for name, spec in yaml.safe_load(git(project_dir, "show", f"{rev}:dvc.yaml"))["stages"].items():
-        items = lookup(params, spec["foreach"].strip()[2:-1]) if "foreach" in spec else None
-        stages += [name] if "foreach" not in spec else [f"{name}@{item}" for item in items or []]
-    tracked, md5 = set(git(project_dir, "ls-tree", "-r", "--name-only", rev).splitlines()), {}
-    for stage in stages:
-        entry = lock.get(stage) or {}
-        for key, recorded in (entry.get("params") or {}).get("params.yaml", {}).items():
-            if (value := lookup(params, key)) != recorded:
-                return f"stage {stage} ran with params {key} = {recorded!r}, params.yaml says {value!r}"
-        for dep in entry.get("deps", []):
-            path = dep["path"]
-            if path in tracked and not dep.get("md5", ".dir").endswith(".dir"):
-                if path not in md5:
-                    blob = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=project_dir, capture_output=True, check=True)
-                    md5[path] = hashlib.md5(blob.stdout).hexdigest()
-                if md5[path] != dep["md5"]:
-                    return f"stage {stage} ran on another {path} than the one committed"
+def stale_lock(project_dir: str) -> str | None:
+    """Why HEAD's committed findings are not HEAD's study, or None: the study's files (STUDY_INPUTS, dvc.lock)
+    differ from HEAD's in the workspace, or `dvc status` finds a stage whose code, params or committed data
+    changed since dvc.lock recorded it (a dependency DVC has not fetched, "deleted", is no change of the study)."""
+    if git(project_dir, "status", "--porcelain", "--untracked-files=no", "--", *STUDY_INPUTS, "dvc.lock").strip():
+        return "the study's files in the workspace differ from HEAD's"
+    status = subprocess.run([_dvc(), "status", "--json"], cwd=project_dir, capture_output=True, text=True, check=True)
+    for stage, changes in json.loads(status.stdout).items():
+        for dep, how in next((c["changed deps"] for c in changes if isinstance(c, dict) and "changed deps" in c), {}).items():
+            if how != "deleted":
+                return f"stage {stage} ran on another {dep} than the one committed ({how})"
     return None
 
 

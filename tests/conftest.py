@@ -24,7 +24,7 @@ def new_project(d: Path, params: dict) -> Path:
 
     import yaml
 
-    for name in ("src", "stages", "flows"):
+    for name in ("src", "stages", "flows", "scripts"):
         shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
         shutil.copy(ROOT / name, d / name)

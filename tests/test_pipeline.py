@@ -565,6 +565,14 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
     assert pending["findings"] == [] and set(pending["pending"]) == {"seed-0", "seed-1"}, pending
     md = (study / "reports" / "seeds.md").read_text()
     assert "**Pending**: 0 of the 2 seeds" in md and "--only 1" in md and "another study" in md
+    # Seed 0 is HEAD's committed study only while dvc.lock records HEAD's code and params (`dvc status`): a params
+    # value committed without `dvc repro` is refused, naming the stage.
+    params = yaml.safe_load((study / "params.yaml").read_text())
+    params["analyze_bias"]["bins"] += 1
+    (study / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    run(["git", "commit", "-qam", "params without repro"], study)
+    refused = run([*seeds, "--only", "0"], study, check=False)
+    assert refused.returncode == 2 and "stage analyze_bias ran on another params.yaml" in refused.stderr, refused.stderr
 
 
 def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tmp_path):

@@ -685,9 +685,5 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
 
 
-def describe(spec: PRMSpec) -> str:
-    return f"{spec.model} ({spec.layout or 'layout from its files'}{', reference ' + spec.reference if spec.reference else ''})"
-
-
 if __name__ == "__main__":  # python -m prmlab.layouts PATH: print the detected layout
     print(detect_layout(sys.argv[1]))
