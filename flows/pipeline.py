@@ -26,6 +26,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
 from prmlab.params import PROFILE_ONLY, STAGES, ProfileConfig, load_params, read_params
+from prmlab.report.seeds import glance, glance_lines
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:
@@ -73,12 +74,14 @@ UNCHANGED = re.compile(r"^Stage '([^']+)' didn't change, skipping$")
 
 
 def study_artifact(project: Path, links: dict[str, str]) -> str:
-    """The Prefect artifact's markdown: each finding's verdict, the headline numbers, the MLflow runs."""
+    """The Prefect artifact's markdown: each finding's verdict (`prmlab.report.study.glance_lines`: across seeds where
+    the report found this study's, then one seed's), the headline numbers, the MLflow runs."""
     lines = ["# prmlab study", ""]
     findings = project / "reports" / "findings.json"
     if findings.exists():
-        recs = json.loads(findings.read_text()).get("findings", [])
-        lines += ["| claim | verdict |", "|---|---|"] + [f"| {f['claim']} | {f['verdict']} |" for f in recs] + [""]
+        got = json.loads(findings.read_text())
+        # the report's glance: verdict first, the claim short, across seeds where this run's study has them
+        lines += glance_lines(got.get("glance") or glance(got.get("findings", []), None))
     headline = project / "reports" / "headline.json"
     if headline.exists():
         flat = {}

@@ -121,13 +121,14 @@ def save_seed(project_dir: str, k: int) -> Path:
 def stale_lock(project_dir: str) -> str | None:
     """Why HEAD's committed findings are not HEAD's study, or None: the study's files (STUDY_INPUTS, dvc.lock)
     differ from HEAD's in the workspace, or `dvc status` finds a stage whose code, params or committed data
-    changed since dvc.lock recorded it (a dependency DVC has not fetched, "deleted", is no change of the study)."""
+    changed since dvc.lock recorded it (a dependency DVC has not fetched, "deleted", is no change of the study, nor is
+    reports/seeds.json, the seeds' aggregate that this flow writes and the report shows)."""
     if git(project_dir, "status", "--porcelain", "--untracked-files=no", "--", *STUDY_INPUTS, "dvc.lock").strip():
         return "the study's files in the workspace differ from HEAD's"
     status = subprocess.run([_dvc(), "status", "--json"], cwd=project_dir, capture_output=True, text=True, check=True)
     for stage, changes in json.loads(status.stdout).items():
         for dep, how in next((c["changed deps"] for c in changes if isinstance(c, dict) and "changed deps" in c), {}).items():
-            if how != "deleted":
+            if how != "deleted" and dep != "reports/seeds.json":  # the seeds' own aggregate: what the report shows
                 return f"stage {stage} ran on another {dep} than the one committed ({how})"
     return None
 

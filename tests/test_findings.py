@@ -357,3 +357,12 @@ def test_seeds_md_shows_each_prms_figures_across_seeds():
     assert rows[6] == "| ProcessBench step AUC | a | 0.600 | - | 0.700 | 0.650 | 0.071 |"  # b's AUC None: no row
     assert rows[7].endswith("| maj | 70.0 | - | 72.0 | 71.0 | 1.4 |") and "| a | 61.0 | - | 65.0 | 63.0 | 2.8 |" in rows[8]
     assert prm_table({"seed-0": {"findings": []}}) == []  # seed files from before headlines were kept
+
+
+def test_every_finding_has_a_short_claim():
+    """Each claim in a few words (issue #56): the summary tables and the Prefect artifact keep the verdict on screen."""
+    from prmlab.findings import FINDINGS, short
+
+    assert all(0 < len(f.short) <= 40 and len(f.short) < len(f.claim) for f in FINDINGS)
+    assert len({f.short for f in FINDINGS}) == len(FINDINGS)
+    assert short("hard_soft") == "hard = soft MC labels (unfiltered)" and short("nope", "A claim") == "A claim"

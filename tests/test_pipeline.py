@@ -152,10 +152,19 @@ def test_report_html_renders_with_every_image_in_a_real_browser(ran):
 
 def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
     """The flow's Prefect artifact carries every finding's verdict, the headline and links to the MLflow
-    runs (the stage runs under this flow's parent run)."""
+    runs (the stage runs under this flow's parent run); the experiment's MLflow description the same glance."""
     art = (ran.parent / f"{ran.name}-prefect-artifact.md").read_text()
     findings = json.loads((ran / "reports" / "findings.json").read_text())["findings"]
-    assert findings and all(f"| {f['claim']} | {f['verdict']} |" in art for f in findings)
+    # verdict first, the claim short (issue #56); this project's reports/seeds.json is another study's: one seed
+    from prmlab.findings import short
+    from prmlab.report.seeds import MARKS
+
+    assert findings and all(f"| {MARKS[f['verdict']]} | {short(f['id'], f['claim'])} |" in art for f in findings), art
+    assert "**This run, one seed**" in art and art.isascii()
+    from mlflow.tracking import MlflowClient
+
+    note = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}").get_experiment_by_name("prmlab").tags.get("mlflow.note.content", "")
+    assert "**This run, one seed**" in note and all(short(f["id"], f["claim"]) in note for f in findings), note
     assert "| policy_accuracy |" in art or "| processbench_f1." in art
     assert re.search(r"- \[train_prm@oracle\]\(http://127\.0\.0\.1:5000/#/experiments/\d+/runs/[0-9a-f]{32}\)", art), art[-800:]
 

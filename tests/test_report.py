@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prmlab.report.study import Page, build, load_metrics
+from prmlab.report.study import Page, build, load_metrics, to_html
 
 
 def _build(d, run=None, **kw) -> str:
@@ -239,10 +239,103 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
     h = {"processbench_f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3, "oracle": 60.0, "critic_judge": 80.0},
          "consensus_kept": 71.5, "best_of_n": {"maj": 60.0}}
     recs = [{"verdict": "reproduced"}, {"verdict": "reproduced"}, {"verdict": "inconclusive"}, {"verdict": "not reproduced"}]
-    assert study_metrics(h, recs) == {"reproduced": 2, "inconclusive": 1, "not_reproduced": 1,
+    # no seeds of this study: this run's counts alone ("+": reproduced, "-": not reproduced, "?": inconclusive), one seed
+    assert study_metrics(h, recs) == {"one_seed": "2+ 1- 1?", "seeds": 1,
                                       "f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3}, "kept": 71.5}
+    # with them: the counts across seeds beside this run's
+    g = {"seeds": 6, "across_seeds": [{"verdict": "reproduced"}] * 3 + [{"verdict": "inconclusive"}]}
+    assert study_metrics(h, recs, g) == {"across_seeds": "3+ 0- 1?", "one_seed": "2+ 1- 1?", "seeds": 6,
+                                         "f1": {"mc_hard": 30.1, "judge": 35.2, "human": 40.3}, "kept": 71.5}
     # the paper profile: PRM800K is the human-label PRM; no toy consensus share
     assert study_metrics({"processbench_f1": {"mc_hard": 1.0, "prm800k": 2.0}}, [])["f1"] == {"mc_hard": 1.0, "prm800k": 2.0}
+
+
+# ------------------------------------------------------------------------------------------------
+# The study at a glance (issue #56): verdicts across seeds first where reports/seeds.json holds this run's study's,
+# verdict first, the claim short, one interval a cell, marks that need no emoji font; this run's one seed below.
+
+ONE_SEED = [{"id": "hard_soft", "claim": "Before filtering, hard and soft MC labels are equal", "verdict": "inconclusive",
+             "paper": "Fig. 3-4", "ours": "-3.5", "estimates": {"f1_hard_minus_soft": [-3.5, -6.1, -0.9]}},
+            {"id": "inflation", "claim": "PRMs tolerate right answers reached through flawed steps", "verdict": "reproduced",
+             "paper": "Fig. 6-7", "ours": "1.3", "estimates": {"inflation_excess_judge": [-1.1, -2.0, -0.2],
+                                                "inflation_excess_mc_hard": [1.3, 0.1, 2.6]}}]
+
+
+def _est(points, lo, hi):
+    m = sum(points) / len(points)
+    return {"mean": m, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": len(points), "points": points,
+            "within_seed_lo": lo - 1, "within_seed_hi": hi + 1, "paper_effect": None}
+
+
+def _seeds(seed0_mc_hard=1.3, pending=None):
+    """A hand-made reports/seeds.json: two seeds, seed 0's points those of ONE_SEED (unless told otherwise)."""
+    if pending:
+        return {"commit": "abc1234", "runs": {"seed-0": "abc1234"}, "ran": {"seed-0": "x"}, "pending": pending, "findings": []}
+    agg = [{"id": "hard_soft", "claim": ONE_SEED[0]["claim"], "paper": "Fig. 3-4", "seeds": 2, "verdict": "reproduced",
+            "estimates": {"f1_hard_minus_soft": _est([-3.5, 0.5], -2.6, 0.4)}, "holds_on_every_seed": False,
+            "per_seed_verdicts": ["inconclusive", "reproduced"], "why_inconclusive": ""},
+           {"id": "inflation", "claim": ONE_SEED[1]["claim"], "paper": "Fig. 6-7", "seeds": 2, "verdict": "inconclusive",
+            "estimates": {"inflation_excess_judge": _est([-1.1, -0.9], -1.8, -0.2),
+                          "inflation_excess_mc_hard": _est([seed0_mc_hard, 0.1], -0.4, 1.9)},
+            "holds_on_every_seed": False, "per_seed_verdicts": ["reproduced", "inconclusive"], "why_inconclusive": "wide"}]
+    return {"commit": "abc1234", "runs": {"seed-0": "abc1234", "seed-1": "abc1234"}, "ran": {"seed-0": "x", "seed-1": "y"},
+            "wall_seconds": None, "findings": agg}
+
+
+def test_summary_leads_with_the_verdicts_across_seeds_of_this_run(tmp_path):
+    from prmlab.report.study import summary
+
+    md = "\n".join(summary(ONE_SEED, _seeds()))
+    assert md.isascii()  # marks that render without an emoji font
+    across, one = md.index("**The study, across 2 seeds**"), md.index("This run alone (seed 0 of those, one seed)")
+    assert across < one
+    # verdict first, the claim short, the deciding estimate with its mean and its interval in cells of their own
+    assert "| verdict | claim | deciding estimate | mean over seeds | 95% interval across seeds |" in md
+    assert "| [+] reproduced | hard = soft MC labels (unfiltered) | F1: hard - soft | -1.5 | [-2.6, 0.4] |" in md
+    assert "| [?] inconclusive | flawed right answers inflate Best-of-N | excess over random: mc hard | 0.7 | [-0.4, 1.9] |" in md
+    assert md.index("| [+] reproduced | hard = soft") < one < md.index("| [?] inconclusive | hard = soft")  # seed 0's below
+    assert "| [+] reproduced | flawed right answers inflate Best-of-N | excess over random: mc hard | 1.3 | [0.1, 2.6] |" in md
+    assert "1 reproduced, 0 not reproduced, 1 inconclusive" in md
+    # reports/seeds.md linked (the report is reports/report.md) and its table of every estimate shown
+    assert "](seeds.md)" in md and "| finding | estimate | mean | 95% across seeds |" in md and "| inflation_excess_judge |" in md
+    # the page: the same, the link kept
+    _metrics(tmp_path)
+    page = _build(tmp_path, recs=ONE_SEED, seeds=_seeds())
+    assert page.index("## Summary") < page.index("**The study, across 2 seeds**") and 'href="seeds.md"' in to_html(page)
+    assert "✅" not in page and "❌" not in page and "❔" not in page
+
+
+@pytest.mark.parametrize(("seeds", "why"), [(None, "no seeds have run"),
+                                            (_seeds(seed0_mc_hard=2.2), "are another run's"),
+                                            (_seeds(pending={"seed-1": "not run"}), "the seeds are pending (1 of 2")])
+def test_without_this_runs_seeds_the_summary_is_one_seed_labelled_so(seeds, why):
+    from prmlab.report.seeds import glance
+    from prmlab.report.study import summary
+
+    md = "\n".join(summary(ONE_SEED, seeds))
+    assert "across 2 seeds" not in md and "| finding | estimate | mean | 95% across seeds |" not in md
+    assert "**This run, one seed** (no verdicts across seeds: " in md and why in md, md
+    assert "| verdict (one seed) | claim | deciding estimate | this run | 95% bootstrap interval |" in md
+    assert "| [?] inconclusive | hard = soft MC labels (unfiltered) | F1: hard - soft | -3.5 | [-6.1, -0.9] |" in md
+    assert "](seeds.md)" in md and md.isascii()
+    g = glance(ONE_SEED, seeds)
+    assert g["seeds"] == 1 and g["across_seeds"] == [] and why in g["why_one_seed"]
+
+
+def test_the_prefect_artifact_leads_with_the_glance(tmp_path):
+    from flows.pipeline import study_artifact
+    from prmlab.report.seeds import glance
+
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "findings.json").write_text(json.dumps({"findings": ONE_SEED, "glance": glance(ONE_SEED, _seeds())}))
+    art = study_artifact(tmp_path, {"report": "http://x/runs/1"})
+    assert art.isascii() and art.index("**The study, across 2 seeds**") < art.index("This run alone")
+    assert "| [+] reproduced | hard = soft MC labels (unfiltered) | F1: hard - soft | -1.5 | [-2.6, 0.4] |" in art
+    assert ONE_SEED[1]["claim"] not in art  # the claim short: the verdict column stays on screen
+    assert "- [report](http://x/runs/1)" in art
+    # a findings file written before the glance: this run's verdicts, one seed
+    (tmp_path / "reports" / "findings.json").write_text(json.dumps({"findings": ONE_SEED}))
+    assert "**This run, one seed**" in study_artifact(tmp_path, {})
 
 
 def test_best_of_n_table_and_prm_results_carry_the_within_problem_auc(tmp_path):

@@ -51,7 +51,8 @@ class Estimate:
 @dataclass(frozen=True)
 class Finding:
     id: str
-    claim: str  # our wording, the report's first column
+    short: str  # the claim in a few words: the summary tables, the Prefect artifact, the MLflow description
+    claim: str  # our wording, the findings' tables
     paper: str  # the paper's quote (prmlab.paper's numbers), led by its table or figure
     measure: str  # the Findings method that measures it
     estimates: tuple[Estimate, ...]
@@ -72,6 +73,11 @@ def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
     """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
     each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of)."""
     return stats.all_of([estimate(n).judge(*intervals[n]) for n in deciding(fid, intervals)])
+
+
+def short(fid: str, claim: str = "") -> str:
+    """Finding `fid`'s claim in a few words (its entry's `short`); `claim` for an id FINDINGS lacks."""
+    return next((f.short for f in FINDINGS if f.id == fid), claim or fid)
 
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
@@ -306,42 +312,49 @@ class Findings:
 
 # The findings, in the report's order. Paper numbers come from prmlab.paper; the effects are its differences.
 FINDINGS = (
-    Finding("mc_judge_human", "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
+    Finding("mc_judge_human", "label quality: MC < judge < human",
+            "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
             f"Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation {paper.MC_F1} < LLM-as-a-judge "
             f"{paper.JUDGE_F1} < human annotation (PRM800K) {paper.HUMAN_F1}", "mc_judge_human",
             (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),
              Estimate("f1_{}_minus_judge", "F1: {} - judge", "F1 points", effect=paper.HUMAN_F1 - paper.JUDGE_F1))),
-    Finding("consensus", "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
+    Finding("consensus", "consensus keeps ~40%, matches MC",
+            "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
             f"Fig. 2: consensus filtering keeps about {paper.CONSENSUS_KEPT}% of the data; its PRM scores "
             f"{paper.CONSENSUS_F1} avg. F1, above MC's {paper.MC_F1} (Table 4)", "consensus_kept",
             (Estimate("kept_share", "consensus keeps (%)", "% of responses", WINDOW, margin=KEPT_MARGIN,
                       center=paper.CONSENSUS_KEPT, about=f"Fig. 2's about {paper.CONSENSUS_KEPT:g}%"),
              Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points", AT_LEAST,
                       effect=round(paper.CONSENSUS_F1 - paper.MC_F1, 1), margin=EQUAL_MARGIN))),
-    Finding("hard_soft", "Before filtering, hard and soft MC labels are equal",
+    Finding("hard_soft", "hard = soft MC labels (unfiltered)",
+            "Before filtering, hard and soft MC labels are equal",
             f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1); hard "
             "labels lead only after consensus filtering", "hard_soft",
             (Estimate("f1_hard_minus_soft", "F1: hard - soft", "F1 points", EQUAL, EQUAL_MARGIN, EQUAL_MARGIN),)),
-    Finding("rankings", "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
+    Finding("rankings", "Best-of-N flatters MC-trained PRMs",
+            "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
             "does better on Best-of-N than on ProcessBench",
             f"Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
             f"Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1, the PRM800K-trained Qwen PRM {paper.HUMAN_F1}; "
             f"Table 3: MC Math-Shepherd 440k {paper.SHEPHERD_F1} ProcessBench, {paper.SHEPHERD_BON} Best-of-8)", "rankings",
             (Estimate("bon_minus_pb_gap_mc_hard_vs_{}", "BoN gap - ProcessBench gap: mc hard vs {}", "points"),)),
-    Finding("inflation", "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
+    Finding("inflation", "flawed right answers inflate Best-of-N",
+            "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
             "them more often than a random pick does, which inflates its Best-of-N accuracy",
             "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
             "responses gain Best-of-N accuracy they do not deserve", "flawed_picks",
             (Estimate("inflation_excess_{}", "excess over random: {}", "points over a random pick"),),
             deciding="inflation_excess_mc_hard"),
-    Finding("min_on_last", "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
+    Finding("min_on_last", "outcome PRMs score the last step lowest",
+            "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
             "its lowest score on the final step far more often than one trained on process labels",
             f"Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
             f"(EurusPRM {paper.FIG8_EURUS}%, Math-Shepherd-PRM-7B {paper.FIG8_SHEPHERD}%); Qwen's own MC-trained PRM "
             f"{paper.FIG8_QWEN_MC}%", "min_on_last_gap",
             (Estimate("min_on_last_outcome_minus_process", "min on last step: outcome - process", "percentage points",
                       effect=round(paper.FIG8_SHEPHERD - paper.FIG8_QWEN_MC, 1)),)),
-    Finding("aggregation", "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
+    Finding("aggregation", "best aggregation depends on labels",
+            "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
             "than one trained on process labels from scoring a response by its last step instead of its lowest",
             "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
             "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "

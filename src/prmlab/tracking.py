@@ -188,6 +188,10 @@ class StageRun:
     def tag(self, key: str, value: Any) -> None:
         self._mlflow.set_tag(key, str(value))
 
+    def describe_experiment(self, markdown: str) -> None:
+        """The experiment's description (MLflow's `mlflow.note.content` tag, the experiment page's text)."""
+        self._mlflow.MlflowClient().set_experiment_tag(self.run.info.experiment_id, "mlflow.note.content", markdown)
+
     def stage_runs(self) -> dict[str, str]:
         """The latest finished run of each stage in this run's experiment, {run name: run id}: the
         runs whose outputs a report reads (DVC reruns a stage only when its inputs change)."""

@@ -1,15 +1,18 @@
 """The study over several seeds, as pages: reports/seeds.md and reports/seeds.json from each seed's file
-(reports/seeds/seed-<k>.json, which flows/seeds.py writes as it runs the seeds). The aggregate itself is
+(reports/seeds/seed-<k>.json, which flows/seeds.py writes as it runs the seeds); and the study at a glance (`glance`:
+verdicts across seeds where they are this run's study's, then one seed's), which the report's summary, the Prefect
+artifact and the MLflow experiment's description show. The aggregate itself is
 `prmlab.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
 inconclusive verdict is inconclusive (how many seeds at the present spread would decide it).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from statistics import mean, stdev
 
-from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estimate, group_by_id
-from prmlab.report.markdown import f3, signed_ci
+from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estimate, group_by_id, short
+from prmlab.report.markdown import f3, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
 
@@ -154,6 +157,51 @@ def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], hea
     return {"commit": head, **runs(recs), "pending": missing, "findings": []}, "\n".join(md) + "\n"
 
 
+def across_table(agg: list[dict]) -> list[str]:
+    """Markdown rows: every estimate of every finding across seeds (aggregate_seeds' records): mean, 95% interval
+    across seeds, its half-width beside the paper's effect, the mean within-seed interval, each seed's point, the
+    verdict and each seed's own. reports/seeds.md's table, and the report's under its summary."""
+    md = ["| finding | estimate | mean | 95% across seeds | +- vs paper | within-seed (mean) | per seed | verdict | "
+          "every seed | per-seed verdicts |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for f in agg:
+        for i, (name, e) in enumerate(f["estimates"].items()):
+            prec = f"{e['half_width']:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
+            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | {prec} | "
+                      f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
+                      f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
+                      f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
+    return md + [""]
+
+
+def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], str]:
+    """The across-seed findings of reports/seeds.json (`seeds`, None where there is none) when they are this run's
+    study's, and why not otherwise: ([], the reason). They are when seeds.json holds an aggregate (not pending)
+    whose seed 0 is this run: every estimate of this run's findings (`recs`) equals seed 0's point in the
+    aggregate (its first point: seed-0 sorts first). A report stage cannot ask git which study it is; seed 0 is
+    the committed study's reports/findings.json, so a rerun of the same study reproduces its estimates to the
+    digit, while another study (code, params, models) or this study regenerated on another machine (its PRMs
+    differ in float summation order) or a seed-k experiment does not, and shows its own seed alone."""
+    if not recs:
+        return [], "this run has no findings"
+    if not seeds:
+        return [], "no seeds have run (reports/seeds.json is absent: `make study-seeds`)"
+    if seeds.get("pending") or not seeds.get("findings"):
+        done = len(seeds.get("runs", {}))
+        return [], (f"the seeds are pending ({done} of {done + len(seeds.get('pending') or {})} have run; "
+                    "reports/seeds.md says which)")
+    if "seed-0" not in seeds.get("runs", {}):
+        return [], "reports/seeds.json has no seed 0"
+    agg = {f["id"]: f for f in seeds["findings"]}
+    for r in recs:
+        got = agg.get(r["id"], {}).get("estimates", {})
+        for name, est in r["estimates"].items():
+            e = got.get(name)
+            if e is None or len(e["points"]) < len(seeds["runs"]) or abs(e["points"][0] - est[0]) > 1e-9 * max(1.0, abs(est[0])):
+                return [], (f"reports/seeds.json's seeds (commit {seeds.get('commit')}) are another run's: their seed 0's "
+                            f"{name} is not this run's (another study, or this one regenerated on another machine)")
+    return list(seeds["findings"]), ""
+
+
 def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[dict], dict, str]:
     """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
     with why), reports/seeds.json's record and reports/seeds.md's text."""
@@ -175,17 +223,74 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
           "sampling only). The verdict follows the across-seed interval, by the rule one seed's follows; "
           "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
           "the paper's effect it is meant to detect, where the paper gives one.", "",
-          "| finding | estimate | mean | 95% across seeds | +- vs paper | within-seed (mean) | per seed | verdict | every seed | per-seed verdicts |",
-          "|---|---|---|---|---|---|---|---|---|---|"]
-    for f in agg:
-        for i, (name, e) in enumerate(f["estimates"].items()):
-            prec = f"{e['half_width']:.1f}" + (f" vs {e['paper_effect']:g}" if e.get("paper_effect") else "")
-            md.append(f"| {f['claim'] if i == 0 else ''} | {name} | {e['mean']:.2f} | [{e['lo']:.2f}, {e['hi']:.2f}] | {prec} | "
-                      f"[{e['within_seed_lo']:.2f}, {e['within_seed_hi']:.2f}] | {', '.join(f'{x:.1f}' for x in e['points'])} | "
-                      f"{f['verdict'] if i == 0 else ''} | {('yes' if f['holds_on_every_seed'] else 'no') if i == 0 else ''} | "
-                      f"{', '.join(f['per_seed_verdicts']) if i == 0 else ''} |")
+          *across_table(agg)]
     why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
-    md += ["", *(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
+    md += [*(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
                   "assume the present per-seed spread):", "", *why, ""] if why else []),
            *targets_table(recs), *prm_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     return agg, record, "\n".join(md) + "\n"
+
+
+# ------------------------------------------------------------------- the study at a glance (issue #56)
+
+# Plain text, so a page without an emoji font shows them (issue #56).
+MARKS = {"reproduced": "[+] reproduced", "not reproduced": "[-] not reproduced", "inconclusive": "[?] inconclusive"}
+
+
+def glance_rows(findings: list[dict], across: bool) -> list[dict]:
+    """One row per finding, verdict first: its verdict, its claim in a few words (`prmlab.findings.short`), and the
+    estimate that decides it (of its deciding ones, the first whose own interval gives the finding's verdict) with its
+    value and 95% interval: across seeds (aggregate_seeds' records: mean) or one seed's (records: point)."""
+    rows = []
+    for f in findings:
+        ivs = {n: (e["mean"], e["lo"], e["hi"]) if across else tuple(e[:3]) for n, e in f["estimates"].items()}
+        names = deciding(f["id"], list(ivs)) if ivs else []
+        name = next((n for n in names if estimate(n).judge(*ivs[n][1:]) == f["verdict"]), names[0] if names else None)
+        value, lo, hi = ivs[name] if name else (None, None, None)
+        rows.append({"id": f["id"], "verdict": f["verdict"], "claim": short(f["id"], f["claim"]),
+                     "estimate": estimate(name).label if name else "-", "value": value, "lo": lo, "hi": hi})
+    return rows
+
+
+def glance(recs: list[dict], seeds: dict | None) -> dict:
+    """The study at a glance (reports/findings.json's `glance`; the report's summary, the Prefect artifact, the MLflow
+    experiment's description): the verdicts across seeds where reports/seeds.json's seeds are this run's study
+    (`prmlab.report.seeds.this_run_seeds`), and this run's own, one seed; `why_one_seed` says why there are none across
+    seeds."""
+    agg, why = this_run_seeds(seeds, recs)
+    return {"seeds": len(seeds["runs"]) if agg else 1, "commit": seeds.get("commit") if agg else None,
+            "why_one_seed": why, "across_seeds": glance_rows(agg, across=True), "one_seed": glance_rows(recs, across=False)}
+
+
+def verdict_counts(rows: list[dict]) -> str:
+    c = Counter(r["verdict"] for r in rows)
+    return f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, {c['inconclusive']} inconclusive"
+
+
+def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
+    """Markdown: the verdicts across seeds first where there are, then this run's (one seed), each a table of one row
+    per claim (verdict, claim, the deciding estimate, its value, its interval: one interval a cell). `seeds_md`: how
+    the page names reports/seeds.md (the report: a link)."""
+    def rows(rs: list[dict]) -> list[list]:
+        return [[MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"], fmt1(r["value"]),
+                 "-" if r["lo"] is None else f"[{fmt1(r['lo'])}, {fmt1(r['hi'])}]"] for r in rs]
+
+    md = []
+    if g["across_seeds"]:
+        commits = g["commit"] if isinstance(g["commit"], list) else [g["commit"]]
+        md += [f"**The study, across {g['seeds']} seeds** (commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
+               f"every estimate in {seeds_md}): "
+               f"{verdict_counts(g['across_seeds'])}.", "",
+               table(["verdict", "claim", "deciding estimate", "mean over seeds", "95% interval across seeds"],
+                     rows(g["across_seeds"])), "",
+               f"This run alone (seed 0 of those, one seed): {verdict_counts(g['one_seed'])}.", ""]
+    elif g["one_seed"]:
+        md += [f"**This run, one seed** (no verdicts across seeds: {g['why_one_seed']}): {verdict_counts(g['one_seed'])}.", ""]
+    if g["one_seed"]:
+        md += [table(["verdict (one seed)", "claim", "deciding estimate", "this run", "95% bootstrap interval"],
+                     rows(g["one_seed"])), ""]
+    return md
+
+
+def fmt1(x: float | None) -> str:
+    return "-" if x is None or x != x else f"{x:.1f}"

@@ -17,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from prmlab import plots
-from prmlab.findings import Findings, estimate
+from prmlab.findings import Findings
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
 from prmlab.report.markdown import f3, fmt, signed_ci, table
+from prmlab.report.seeds import MARKS, across_table, glance, glance_lines, this_run_seeds
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
@@ -117,28 +118,21 @@ def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n
 
 # ---------------------------------------------------------------------------------------------- sections
 
-MARKS = {"reproduced": "✅ reproduced", "not reproduced": "❌ not reproduced", "inconclusive": "❔ inconclusive"}
-
-
-def summary(recs: list[dict]) -> list[str]:
-    """What reproduced and what did not, first: a verdict count, then each claim with its estimates."""
+def summary(recs: list[dict], seeds: dict | None = None) -> list[str]:
+    """What reproduced and what did not, first: the verdicts across seeds where reports/seeds.json holds this run's
+    study's (`glance`), then this run's own; a link to reports/seeds.md, and its table of every estimate."""
     if not recs:
         return []
-    counts = Counter(f["verdict"] for f in recs)
-
-    def est(f: dict) -> str:
-        return "; ".join(f"{estimate(k).label} {v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]" for k, v in f["estimates"].items())
-
+    g = glance(recs, seeds)
+    agg, _ = this_run_seeds(seeds, recs)
     return ["## Summary", "",
-            f"Of the paper's {len(recs)} claims tested here: {counts.get('reproduced', 0)} reproduced, "
-            f"{counts.get('not reproduced', 0)} not reproduced, {counts.get('inconclusive', 0)} inconclusive "
-            "(95% bootstrap intervals over this seed's evaluation problems only; the paper's quotes, the tests and the "
-            "interval widths are under \"Findings in detail\" below). A new seed also redraws the world and retrains "
-            "every PRM, which moves the F1 differences by a few points more, so the study's verdicts are the ones "
-            "across seeds in reports/seeds.md (`make study-seeds`; it names the commits whose studies it "
-            "covers).", "",
-            table(["claim", "estimate [95% interval], points", "verdict"], [[f["claim"], est(f), MARKS.get(f["verdict"], f["verdict"])] for f in recs]),
-            ""]
+            "Each of the paper's claims tested here, verdict first (" + ", ".join(MARKS.values()) + "), with the "
+            "estimate that decides it. One seed's intervals cover the sampling of its evaluation problems only; a new "
+            "seed also redraws the world and retrains every PRM, so the study's verdicts are the ones across seeds "
+            "([reports/seeds.md](seeds.md), `make study-seeds`). The paper's quotes, the tests and the interval widths "
+            "are under \"Findings in detail\" below.", "",
+            *glance_lines(g, "[reports/seeds.md](seeds.md)"),
+            *(["### Across seeds: every estimate ([reports/seeds.md](seeds.md)'s table)", "", *across_table(agg)] if agg else [])]
 
 
 def the_data(m: dict) -> list[str]:
@@ -492,15 +486,16 @@ def provenance(page: Page) -> list[str]:
 
 
 def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
-          targets: dict[str, dict] | None = None) -> str:
+          targets: dict[str, dict] | None = None, seeds: dict | None = None) -> str:
     """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines;
-    `targets`: `exact_label_targets(m)`, computed here where the caller has not)."""
+    `targets`: `exact_label_targets(m)`, computed here where the caller has not; `seeds`: reports/seeds.json's record,
+    None where absent)."""
     targets = exact_label_targets(m) if targets is None else targets
     page.figdir.mkdir(parents=True, exist_ok=True)
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
-          *summary(recs), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
+          *summary(recs, seeds), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
           *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
     return "\n".join(md)
@@ -552,16 +547,23 @@ def headline(m: dict) -> dict:
     return h
 
 
-def study_metrics(h: dict, recs: list[dict]) -> dict:
+def study_metrics(h: dict, recs: list[dict], g: dict | None = None) -> dict:
     """reports/metrics.json, the one file DVC declares as metrics: a handful of numbers that fit a
     120-column `dvc metrics show` / `dvc exp show` (the headline and the detailed files hold the rest):
-    the verdict counts, held-out F1 of the MC, judge and human-label PRMs, and consensus's kept share."""
-    counts = Counter(f["verdict"] for f in recs)
+    the verdict counts ("3+ 1- 3?": reproduced, not reproduced, inconclusive) across seeds where this run's study has
+    them (`glance` `g`; `seeds`: how many, 1 where none), this run's own (`one_seed`), held-out F1 of the MC, judge and
+    human-label PRMs, and consensus's kept share."""
+    def counts(verdicts: list[str]) -> str:
+        c = Counter(verdicts)
+        return f"{c['reproduced']}+ {c['not reproduced']}- {c['inconclusive']}?"
+
     f1 = h.get("processbench_f1", {})
     human = next((n for n in ("prm800k", "human") if n in f1), None)
-    out = {"reproduced": counts.get("reproduced", 0), "inconclusive": counts.get("inconclusive", 0),
-           "not_reproduced": counts.get("not reproduced", 0),
-           "f1": {k: f1[k] for k in ("mc_hard", "judge", human) if k and f1.get(k) is not None}}
+    out: dict[str, Any] = {}
+    if g and g["across_seeds"]:
+        out["across_seeds"] = counts([r["verdict"] for r in g["across_seeds"]])
+    out |= {"one_seed": counts([f["verdict"] for f in recs]), "seeds": g["seeds"] if g else 1,
+            "f1": {k: f1[k] for k in ("mc_hard", "judge", human) if k and f1.get(k) is not None}}
     if h.get("consensus_kept") is not None:
         out["kept"] = h["consensus_kept"]
     return out
@@ -648,8 +650,9 @@ def prepare_report(a, cfg: dict) -> dict:
     """The metrics files (this profile's, `train_prm.sources`'), findings and judge's example; where the core writes."""
     m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
+    seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
     return {"metrics": m, "findings": findings_records(m, Path(a.pb_scores), Path(a.bon_scores)), "example": example,
-            "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
+            "seeds": seeds, "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
 
 
 def report(cfg: dict, data: dict, run) -> Done:
@@ -658,16 +661,20 @@ def report(cfg: dict, data: dict, run) -> Done:
     m, recs, out = data["metrics"], data["findings"], data["out"]
     page = Page(Path(data["figures"]), run)
     targets = exact_label_targets(m)
-    text = build(m, page, recs, example=data["example"], targets=targets)
+    seeds = data.get("seeds")
+    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds)
+    g = glance(recs, seeds)
     html = Path(out).with_suffix(".html")
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
+    if run is not None and recs:  # the experiment's description in MLflow: the study at a glance
+        run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g), "The report: reports/report.md."]))
     outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
-                                            "machines": trained_on(m)}}
+                                            "machines": trained_on(m), "glance": g}}
     if data["headline"]:  # and --summary's numbers, written where --summary is given
         outputs["headline"] = h = headline(m)
-        outputs["summary"] = study_metrics(h, recs)
+        outputs["summary"] = study_metrics(h, recs, g)
         if data["plots"]:  # lists, written as JSON (the runner writes a list as JSONL)
             for name, rows in plot_tables(m, h).items():
                 write_json(Path(data["plots"]) / f"{name}.json", rows)
