@@ -19,8 +19,8 @@ def table(header: list[str], rows: list[list]) -> str:
 
 
 def fmt1(x: float | None) -> str:
-    """A figure (F1, accuracy, %) to 1 decimal, '-' where there is none."""
-    return "-" if x is None else f"{x:.1f}"
+    """A figure (F1, accuracy, %) to 1 decimal, '-' where there is none (None, or NaN: one seed's interval)."""
+    return "-" if x is None or x != x else f"{x:.1f}"
 
 
 def f3(x: float | None) -> str:

@@ -12,7 +12,7 @@ from collections import Counter
 from statistics import mean, stdev
 
 from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estimate, group_by_id, short
-from prmlab.report.markdown import f3, signed_ci, table
+from prmlab.report.markdown import f3, fmt1, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
 
@@ -290,7 +290,3 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
         md += [table(["verdict (one seed)", "claim", "deciding estimate", "this run", "95% bootstrap interval"],
                      rows(g["one_seed"])), ""]
     return md
-
-
-def fmt1(x: float | None) -> str:
-    return "-" if x is None or x != x else f"{x:.1f}"
