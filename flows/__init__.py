@@ -1,6 +1,8 @@
 """Prefect orchestration of the DVC stages. Stages stay plain Python; flows only chain them."""
 
 import os
+import shutil
+import sys
 from pathlib import Path
 
 # Here, before any flow module imports prefect (it reads its settings then): Prefect's state and the
@@ -10,3 +12,10 @@ from pathlib import Path
 os.environ.setdefault("PREFECT_HOME", str(Path(__file__).resolve().parents[1] / ".prefect"))
 os.environ.setdefault("PREFECT_SERVER_API_HOST", "127.0.0.1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+def venv_tool(name: str) -> str:
+    """The `name` executable next to this interpreter (the project's .venv), else whatever is on PATH: `prmlab ui`
+    and the flows' `dvc` calls work without the venv on PATH (issue #56: `prmlab ui` died with FileNotFoundError)."""
+    here = Path(sys.executable).with_name(name)
+    return str(here) if here.exists() else (shutil.which(name) or name)

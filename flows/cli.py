@@ -46,6 +46,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from flows import venv_tool
+
 INPUTS = {"processbench": [("data/processbench/items.jsonl", "build_processbench@toy or inputs@real")],
           "bon": [("data/problems/eval.jsonl", "problems@toy or inputs@real"),
                   ("data/eval_samples/eval.jsonl", "sample_eval")],
@@ -168,7 +170,8 @@ def ui(host: str, port: int) -> None:
 
     links = ui_links(host, port)
     print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)
-    os.execvp("mlflow", ["mlflow", "ui", "--backend-store-uri", tracking_uri(), "--host", host, "--port", str(port)])
+    os.execv(mlflow := venv_tool("mlflow"), [mlflow, "ui", "--backend-store-uri", tracking_uri(), "--host", host,
+                                             "--port", str(port)])
 
 
 def show_metrics(path: Path) -> None:

@@ -18,13 +18,13 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
+from flows import venv_tool
 from prmlab.params import PROFILE_ONLY, STAGES, ProfileConfig, load_params, read_params
 from prmlab.report.seeds import glance, glance_lines
 
@@ -38,12 +38,6 @@ def profile_stages(project_dir: str | Path = ".") -> list[str]:
     return [s for s in STAGES if PROFILE_ONLY.get(s, name) == name and (s != "human_data" or human)]
 
 
-def _dvc() -> str:
-    # The dvc next to this interpreter (the project's .venv), else whatever is on PATH.
-    here = Path(sys.executable).with_name("dvc")
-    return str(here) if here.exists() else (shutil.which("dvc") or "dvc")
-
-
 @task(retries=1, retry_delay_seconds=5, task_run_name="dvc repro {stage}")
 def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     log = get_run_logger()
@@ -51,7 +45,7 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     if parent_run_id:
         env["PRMLAB_PARENT_RUN_ID"] = parent_run_id
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
-    proc = subprocess.Popen([_dvc(), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([venv_tool("dvc"), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     tail: list[str] = []
     upstream = 0

@@ -29,13 +29,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
-from flows.pipeline import _dvc
+from flows import venv_tool
 from prmlab.io import atomic_write_text, write_json
 from prmlab.params import shift_seeds
 from prmlab.report.seeds import aggregate_page, pending_page
@@ -55,8 +57,9 @@ def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
     """Seeds `ks` queued as DVC experiments `seed-<k>` (one from an earlier study is replaced, never mixed into
     this one's aggregate), then the queue run, `jobs` experiments at a time."""
     log = get_run_logger()
-    def dvc(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([_dvc(), *args], cwd=project_dir, capture_output=True, text=True)
+    def dvc(*args: str) -> subprocess.CompletedProcess:  # the venv first on PATH: stage commands run `python`
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=env)
 
     if old := [f"seed-{k}" for k in ks if f"seed-{k}" in experiments(project_dir)]:
         dvc("exp", "remove", *old).check_returncode()
@@ -125,7 +128,7 @@ def stale_lock(project_dir: str) -> str | None:
     reports/seeds.json, the seeds' aggregate that this flow writes and the report shows)."""
     if git(project_dir, "status", "--porcelain", "--untracked-files=no", "--", *STUDY_INPUTS, "dvc.lock").strip():
         return "the study's files in the workspace differ from HEAD's"
-    status = subprocess.run([_dvc(), "status", "--json"], cwd=project_dir, capture_output=True, text=True, check=True)
+    status = subprocess.run([venv_tool("dvc"), "status", "--json"], cwd=project_dir, capture_output=True, text=True, check=True)
     for stage, changes in json.loads(status.stdout).items():
         for dep, how in next((c["changed deps"] for c in changes if isinstance(c, dict) and "changed deps" in c), {}).items():
             if how != "deleted" and dep != "reports/seeds.json":  # the seeds' own aggregate: what the report shows

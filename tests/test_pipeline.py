@@ -634,7 +634,9 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    # without the venv on PATH (issue #56: `prmlab ui` died with FileNotFoundError): it finds the mlflow beside it
+    env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                                 if not p or Path(p).resolve() != BIN.resolve())}
     env.pop("MLFLOW_TRACKING_URI", None)  # the project's own store, as `make ui` in the project opens it
     log = tmp_path / "ui.log"
     ui = subprocess.Popen([str(BIN / "prmlab"), "ui", "--port", str(port)], cwd=ran, env=env, stdout=open(log, "w"),
