@@ -19,3 +19,10 @@ def venv_tool(name: str) -> str:
     and the flows' `dvc` calls work without the venv on PATH (issue #56: `prmlab ui` died with FileNotFoundError)."""
     here = Path(sys.executable).with_name(name)
     return str(here) if here.exists() else (shutil.which(name) or name)
+
+
+def venv_env(env: dict | None = None) -> dict:
+    """`env` (default: this process's) with this interpreter's folder first on PATH: the stage commands DVC runs
+    call `python` from PATH, and must find the venv's, where prmlab is."""
+    env = dict(os.environ if env is None else env)
+    return {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}

@@ -19,12 +19,11 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
-from flows import venv_tool
+from flows import venv_env, venv_tool
 from prmlab.params import PROFILE_ONLY, STAGES, ProfileConfig, load_params, read_params
 from prmlab.report.seeds import glance, glance_lines
 
@@ -41,10 +40,9 @@ def profile_stages(project_dir: str | Path = ".") -> list[str]:
 @task(retries=1, retry_delay_seconds=5, task_run_name="dvc repro {stage}")
 def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     log = get_run_logger()
-    env = dict(os.environ)
+    env = venv_env()
     if parent_run_id:
         env["PRMLAB_PARENT_RUN_ID"] = parent_run_id
-    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     proc = subprocess.Popen([venv_tool("dvc"), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     tail: list[str] = []
@@ -68,7 +66,7 @@ UNCHANGED = re.compile(r"^Stage '([^']+)' didn't change, skipping$")
 
 
 def study_artifact(project: Path, links: dict[str, str]) -> str:
-    """The Prefect artifact's markdown: each finding's verdict (`prmlab.report.study.glance_lines`: across seeds where
+    """The Prefect artifact's markdown: each finding's verdict (`prmlab.report.seeds.glance_lines`: across seeds where
     the report found this study's, then one seed's), the headline numbers, the MLflow runs."""
     lines = ["# prmlab study", ""]
     findings = project / "reports" / "findings.json"

@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
-from flows import venv_tool
+from flows import venv_env, venv_tool
 from prmlab.io import atomic_write_text, write_json
 from prmlab.params import shift_seeds
 from prmlab.report.seeds import aggregate_page, pending_page
@@ -58,8 +56,7 @@ def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
     this one's aggregate), then the queue run, `jobs` experiments at a time."""
     log = get_run_logger()
     def dvc(*args: str) -> subprocess.CompletedProcess:  # the venv first on PATH: stage commands run `python`
-        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=env)
+        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=venv_env())
 
     if old := [f"seed-{k}" for k in ks if f"seed-{k}" in experiments(project_dir)]:
         dvc("exp", "remove", *old).check_returncode()
@@ -188,10 +185,9 @@ def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = F
 
     if seeds < 2:
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
-    # The committed params, not the workspace's: a previous `dvc exp run` leaves its seed's values there, and
-    # seeds shifted from those would repeat that seed under another name.
-    params = yaml.safe_load(subprocess.run(["git", "show", "HEAD:params.yaml"], cwd=project_dir, capture_output=True,
-                                           text=True, check=True).stdout)
+    # The committed params, not the workspace's: an experiment run or applied there (`dvc exp run`, `dvc exp apply`)
+    # leaves its seed's values, and seeds shifted from those would repeat that seed under another name.
+    params = yaml.safe_load(git(project_dir, "show", "HEAD:params.yaml"))
     t0 = time.monotonic()
     ks = only if only is not None else [] if aggregate_only else list(range(seeds))
     if [k for k in ks if k > 0]:  # seed 0 is the committed study: its findings are read, nothing runs

@@ -45,8 +45,8 @@ def git(project_dir: str | Path, *args: str) -> str:
 
 
 def export_graph(project: Path, path: Path) -> None:
-    """HEAD's commit and params.yaml (the committed one: a `dvc exp run` leaves its seed's values in the
-    workspace), and dvc.yaml's stages (name, cmd, deps, outs) in an order that runs each after its inputs'."""
+    """HEAD's commit and params.yaml (the committed one: an experiment run or applied in the workspace leaves its
+    seed's values there), and dvc.yaml's stages (name, cmd, deps, outs) in an order that runs each after its inputs'."""
     import networkx as nx
     from dvc.repo import Repo
 

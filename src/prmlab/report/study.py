@@ -23,7 +23,7 @@ from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
 from prmlab.report.markdown import f3, fmt, signed_ci, table
-from prmlab.report.seeds import MARKS, across_table, glance, glance_lines, this_run_seeds
+from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
@@ -118,13 +118,14 @@ def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n
 
 # ---------------------------------------------------------------------------------------------- sections
 
-def summary(recs: list[dict], seeds: dict | None = None) -> list[str]:
+def summary(recs: list[dict], seeds: dict | None = None, g: dict | None = None) -> list[str]:
     """What reproduced and what did not, first: the verdicts across seeds where reports/seeds.json holds this run's
-    study's (`glance`), then this run's own; a link to reports/seeds.md, and its table of every estimate."""
+    study's (`glance` `g`, made here where the caller has not), then this run's own; a link to reports/seeds.md,
+    and its table of every estimate."""
     if not recs:
         return []
-    g = glance(recs, seeds)
-    agg, _ = this_run_seeds(seeds, recs)
+    g = glance(recs, seeds) if g is None else g
+    agg = seeds["findings"] if g["across_seeds"] else []  # glance took them: this run's study's
     return ["## Summary", "",
             "Each of the paper's claims tested here, verdict first (" + ", ".join(MARKS.values()) + "), with the "
             "estimate that decides it. One seed's intervals cover the sampling of its evaluation problems only; a new "
@@ -486,16 +487,16 @@ def provenance(page: Page) -> list[str]:
 
 
 def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
-          targets: dict[str, dict] | None = None, seeds: dict | None = None) -> str:
+          targets: dict[str, dict] | None = None, seeds: dict | None = None, g: dict | None = None) -> str:
     """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines;
     `targets`: `exact_label_targets(m)`, computed here where the caller has not; `seeds`: reports/seeds.json's record,
-    None where absent)."""
+    None where absent; `g`: their `glance`, likewise)."""
     targets = exact_label_targets(m) if targets is None else targets
     page.figdir.mkdir(parents=True, exist_ok=True)
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
-          *summary(recs, seeds), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
+          *summary(recs, seeds, g), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
           *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
     return "\n".join(md)
@@ -662,8 +663,8 @@ def report(cfg: dict, data: dict, run) -> Done:
     page = Page(Path(data["figures"]), run)
     targets = exact_label_targets(m)
     seeds = data.get("seeds")
-    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds)
     g = glance(recs, seeds)
+    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds, g=g)
     html = Path(out).with_suffix(".html")
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
