@@ -1,4 +1,5 @@
-"""The benchmarks' own arithmetic, on hand-checked tables (the benchmarks themselves print figures and are not run here)."""
+"""The benchmarks' own arithmetic, on hand-checked tables, and bench_train's recipe run at toy size (the other
+benchmarks print figures and are not run here)."""
 
 import math
 
@@ -103,3 +104,26 @@ def test_mc_search_agreement_on_a_hand_checked_table():
     opt = [lab("a", [1, 0]), lab("b", [1, 0]), lab("c", [0])]
     assert agreement(ex, opt, rs) == {"first_error_agreement": 2 / 3, "step_label_agreement": 4 / 5,
                                       "verifier_first_error_accuracy": 1.0}
+
+
+def test_bench_train_runs_its_gpu_recipe_at_toy_size(tmp_path):
+    """benchmarks/bench_train.py's big-model recipe (`--shape smoke`: the 1.5B variants, shrunk) runs end to end
+    on a CPU, today's trainer from git included, and records every variant: a GPU's minutes are not the place
+    to find that the benchmark itself broke (today's trainer once failed on a moved import)."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT, need_data
+
+    pb = need_data("processbench")
+    out = tmp_path / "train.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.bench_train", "--shape", "smoke", "--examples", "processbench",
+                    "--processbench", str(pb), "--max-examples", "24", "--steps", "3", "--batch-size", "4", "--repeats", "1",
+                    "--out", str(out)], cwd=ROOT, check=True, capture_output=True, text=True)
+    (run,) = json.loads(out.read_text()).values()
+    assert run["shape"] == "smoke" and run["steps"] == 3 and run["parameters"] > 0
+    assert set(run["variants"]) == {"trainer", "padded", "packed", "grouped", "fsdp bf16 sdpa", "fsdp bf16 sdpa + checkpointing"}
+    for name, r in run["variants"].items():
+        assert r["tokens_per_s"] > 0 and "mfu" in r and len(r["seconds_all"]) == 1, name
+    assert run["variants"]["packed"]["padding_share"] == 0 < run["variants"]["padded"]["padding_share"]

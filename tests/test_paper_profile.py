@@ -54,7 +54,8 @@ def paper_small(standins: dict[str, str]) -> dict:
     p["sample_eval"].update(n=4, max_tokens=48, shard_size=16)
     p["label_mc"].update(k=2, max_tokens=32, shard_size=8, compare_sample=4)
     p["label_judge"].update(max_tokens=32, shard_size=8)
-    p["train_prm"].update(lr=1e-3, batch_size=4, grad_accum=2, max_length=1024, bf16=False)
+    # a CPU: no bf16, and packed rows take the per-example sdpa (the paper profile's varlen kernel is a GPU's)
+    p["train_prm"].update(lr=1e-3, batch_size=4, grad_accum=2, max_length=1024, bf16=False, attn_implementation="sdpa")
     for sec in ("eval_processbench", "eval_bon"):
         p[sec].update(scorer="transformers", batch_size=8, max_length=1024, dtype="float32", tensor_parallel_size=1)
     p["eval_processbench"].update(max_items=8, critic_n=1, critic_max_tokens=16)

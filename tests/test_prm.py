@@ -264,6 +264,54 @@ def test_packed_row_gives_the_padded_batchs_loss_and_gradients(toy):
     assert max((g_ref[n] - g_crossed[n]).abs().max().item() for n in g_ref) > 1e-3
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="torch's varlen flash kernel (attn_implementation varlen) "
+                    "runs on a CUDA GPU only; on a CPU packed rows take PACKED_SDPA, tested above")
+def test_packed_varlen_row_gives_the_padded_batchs_loss_on_a_gpu(toy):
+    """PACKED_VARLEN (torch's varlen flash kernel over the whole row) against the same examples padded, under
+    bf16 autocast as a GPU trains: the same loss and gradients up to bf16 rounding, and far from the loss of
+    a row whose examples see each other."""
+    from prmlab.prm import PACKED_VARLEN, collate, pack, prm_loss, training_features, varlen_available
+    from prmlab.training import init_prm
+
+    assert varlen_available(), "a CUDA GPU whose torch lacks torch.nn.attention.varlen"
+    tok, model = init_prm(toy["policy"], 0)
+    model.cuda()
+    feats = [training_features(tok, e.to_dict(), 512, False) for e in varied_examples(toy, 12)]
+
+    def loss_and_grads(batch, attn):
+        model.set_attn_implementation(attn)
+        model.zero_grad()
+        batch = {k: v.cuda() if hasattr(v, "cuda") else v for k, v in batch.items()}
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(**{k: v for k, v in batch.items() if k not in ("labels", "soft_targets")}).logits
+        loss = prm_loss(logits, batch["labels"], batch["soft_targets"], "ce")
+        loss.backward()
+        return loss.item(), torch.cat([p.grad.flatten().float() for p in model.parameters()])
+
+    ref, g_ref = loss_and_grads(collate(feats, tok.pad_token_id), "sdpa")
+    got, g_got = loss_and_grads(pack(feats), PACKED_VARLEN)
+    assert got == pytest.approx(ref, abs=5e-3)
+    assert torch.nn.functional.cosine_similarity(g_ref, g_got, dim=0).item() > 0.999
+    crossed, _ = loss_and_grads({k: v for k, v in pack(feats).items() if not k.startswith(("cu_", "max_"))}, "sdpa")
+    assert abs(crossed - ref) > 5 * abs(got - ref)
+
+
+def test_varlen_attention_is_refused_off_a_gpu_and_off_packed_rows(toy, tmp_path):
+    """attn_implementation varlen: a padded batch has no example bounds to give it (a params error), and a
+    machine without a CUDA GPU cannot run it (one line naming the key, before the model loads)."""
+    from prmlab.io import DataError
+    from prmlab.params import ParamsError
+    from prmlab.training import TrainPRMConfig, train
+
+    with pytest.raises(ParamsError, match="train_prm.attn_implementation varlen needs train_prm.batching packed"):
+        TrainPRMConfig(attn_implementation="varlen", batching="grouped")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA GPU: varlen runs here (the test above)")
+    with pytest.raises(DataError, match=r"^train_prm.attn_implementation varlen needs a CUDA GPU"):
+        train(varied_examples(toy, 4), "no/such/model", str(tmp_path / "prm"),
+              TrainPRMConfig(attn_implementation="varlen", steps=1), soft=False)
+
+
 @pytest.mark.parametrize("setting", ["bf16", "fsdp_bf16", "checkpointing", "not_fused", "grouped"])
 def test_big_model_settings_train_at_toy_size(toy, tmp_path, setting):
     """Each of train_prm's settings for a 7B PRM trains and saves a loadable fp32 checkpoint in one CPU

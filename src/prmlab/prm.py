@@ -182,8 +182,8 @@ def collate(features: list[dict], pad_id: int) -> dict:
 def pack(features: list[dict]) -> dict:
     """Training features in one row, no padding. Position ids restart at 0 for each example, and the
     examples' boundaries go along as flash-attention's `cu_seq_lens_q/k` and `max_length_q/k`, so no
-    token attends across examples: flash_attention_2/3 use them as they are (varlen), PACKED_SDPA (below)
-    takes them on a CPU. transformers' own sdpa and eager ignore them and let examples attend to each other,
+    token attends across examples: flash_attention_2/3 and PACKED_VARLEN (torch's own varlen kernel, a
+    GPU) use them as they are, PACKED_SDPA (below) takes them anywhere. transformers' own sdpa and eager ignore them and let examples attend to each other,
     so training.PACKED_ATTENTION refuses those."""
     cat = lambda key: [x for f in features for x in f[key]]  # noqa: E731
     lens = [len(f["input_ids"]) for f in features]
@@ -212,16 +212,57 @@ def packed_sdpa(module, query, key, value, attention_mask, scaling=None, dropout
     return torch.cat(outs, 2).transpose(1, 2), None
 
 
-def _register_packed_sdpa() -> None:
+PACKED_VARLEN = "prmlab_packed_varlen"
+
+
+def varlen_available() -> bool:
+    """Whether this torch has its own varlen flash kernel (torch.nn.attention.varlen, torch >= 2.10) and a
+    CUDA device to run it on: the GPU attention for packed rows with no flash-attn package installed."""
+    try:
+        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def packed_varlen(module, query, key, value, attention_mask, scaling=None, dropout=0.0, cu_seq_lens_q=None,
+                  max_length_q=None, **kwargs):
+    """Attention for a packed row on a GPU: torch's varlen flash kernel over the whole row in one call,
+    causal within each example by `cu_seq_lens_q` (as flash-attn's varlen function; no flash-attn
+    package needed). Flash kernels take bf16 or fp16 only, so fp32 inputs (no autocast) are cast to bf16
+    and the output cast back. Returns (1, tokens, heads, dim), as transformers' attention functions do."""
+    import inspect
+
+    from torch.nn.attention.varlen import varlen_attn
+
+    accepts = inspect.signature(varlen_attn).parameters  # torch 2.10 takes is_causal, later ones window_size
+    dtype = query.dtype
+    q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))  # (heads, T, dim) -> (T, heads, dim)
+    if dtype == torch.float32:
+        q, k, v = q.bfloat16(), k.bfloat16(), v.bfloat16()
+    rep = q.shape[1] // k.shape[1]
+    kw = {"scale": scaling} if "scale" in accepts else {}
+    if rep > 1 and "enable_gqa" in accepts:
+        kw["enable_gqa"] = True
+    elif rep > 1:
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    kw.update({"is_causal": True} if "is_causal" in accepts else {"window_size": (-1, 0)})
+    cu = cu_seq_lens_q.to(q.device, torch.int32)
+    out = varlen_attn(q, k, v, cu, cu, max_length_q, max_length_q, **kw)
+    return out.to(dtype).unsqueeze(0), None
+
+
+def _register_packed_attention() -> None:
     from transformers import AttentionInterface
     from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 
-    AttentionInterface.register(PACKED_SDPA, packed_sdpa)
-    # packed rows carry no padding mask: the boundaries are in cu_seq_lens, as for flash attention
-    AttentionMaskInterface.register(PACKED_SDPA, ALL_MASK_ATTENTION_FUNCTIONS["flash_attention_2"])
+    for name, fn in ((PACKED_SDPA, packed_sdpa), (PACKED_VARLEN, packed_varlen)):
+        AttentionInterface.register(name, fn)
+        # packed rows carry no padding mask: the boundaries are in cu_seq_lens, as for flash attention
+        AttentionMaskInterface.register(name, ALL_MASK_ATTENTION_FUNCTIONS["flash_attention_2"])
 
 
-_register_packed_sdpa()
+_register_packed_attention()
 
 
 def prm_loss(logits: torch.Tensor, labels: torch.Tensor, soft_targets: torch.Tensor,

@@ -5,9 +5,9 @@ loop (no transformers Trainer: at real shapes its padded batches and per-step ho
 PRM to 8.5% MFU on an H200, issue #51):
 - batches are planned once from the examples' token counts, the same plan in every process: `packed`
   (the default: one row per micro-batch, per-example position ids, no padding at all; attention kept
-  within each example by prmlab.prm.PACKED_SDPA on a CPU, a varlen kernel with `attn_implementation`
-  flash_attention_2/3 on a GPU), `grouped` (length-sorted within shuffled megabatches, padded) or
-  `padded` (random batches: the old trainer's);
+  within each example by prmlab.prm.PACKED_SDPA anywhere, or on a GPU by torch's varlen flash kernel
+  with `attn_implementation` varlen, or flash-attn's with flash_attention_2/3), `grouped` (length-sorted
+  within shuffled megabatches, padded) or `padded` (random batches: the old trainer's);
 - the loss is prmlab.prm.prm_loss (cross-entropy at the `<extra_0>` positions, or BCE / MSE on soft
   labels) summed over each optimizer step's micro-batches and divided by their labelled steps, counted
   from the plan, so accumulation and any number of processes train exactly as one big batch does;
@@ -33,12 +33,14 @@ from prmlab.io import DataError, read_jsonl, write_json
 from prmlab.preflight import check_model
 from prmlab.prm import (
     PACKED_SDPA,
+    PACKED_VARLEN,
     collate,
     init_from_policy,
     pack,
     prepare_tokenizer,
     prm_loss,
     training_features,
+    varlen_available,
 )
 from prmlab.records import PRMExample
 from prmlab.result import Done
@@ -253,12 +255,16 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
     import torch
     from transformers import get_cosine_schedule_with_warmup
 
+    if cfg.attn_implementation == "varlen" and not varlen_available():
+        raise DataError(f"train_prm.attn_implementation varlen needs a CUDA GPU and torch >= 2.10 (torch.nn.attention."
+                        f"varlen); this is torch {torch.__version__}, CUDA {torch.cuda.is_available()}: use sdpa")
     tok, model = init_prm(base, cfg.seed)
     feats, truncated, too_long = features(examples, tok, cfg, soft)
     lengths = [len(f["input_ids"]) for f in feats]
     labelled = [sum(x != -100 for x in f["labels"]) for f in feats]
     kind = cfg.soft_loss if soft else "ce"
-    attn = PACKED_SDPA if cfg.batching == "packed" and cfg.attn_implementation == "sdpa" else cfg.attn_implementation
+    attn = {"sdpa": PACKED_SDPA, "varlen": PACKED_VARLEN}.get(cfg.attn_implementation, cfg.attn_implementation) \
+        if cfg.batching == "packed" else cfg.attn_implementation
     if attn != "sdpa":
         model.set_attn_implementation(attn)
     d = Distributed(cfg.fsdp)

@@ -13,10 +13,12 @@ from prmlab.params import check
 from prmlab.sources import KNOWN
 
 BATCHINGS = ("packed", "grouped", "padded")
-# Attention that keeps a packed row's examples apart: sdpa (as prmlab.prm.PACKED_SDPA) or a varlen
-# flash kernel. transformers 5.19's own sdpa and eager let packed examples attend to each other (measured:
-# a loss of 0.6813 for 0.6936 on 16 toy examples), and flex_attention is untested here.
-PACKED_ATTENTION = ("sdpa", "flash_attention_2", "flash_attention_3")
+# Attention that keeps a packed row's examples apart: sdpa (as prmlab.prm.PACKED_SDPA: one causal sdpa call
+# per example, any device), varlen (prmlab.prm.PACKED_VARLEN: torch's varlen flash kernel, one call per row,
+# a CUDA GPU) or flash-attn's varlen kernels. transformers 5.19's own sdpa and eager let packed examples
+# attend to each other (measured: a loss of 0.6813 for 0.6936 on 16 toy examples), and flex_attention is
+# untested here.
+PACKED_ATTENTION = ("sdpa", "varlen", "flash_attention_2", "flash_attention_3")
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,7 @@ class TrainPRMConfig:
     fsdp: bool = False  # FSDP2 (also in one process: the bf16 recipe)
     activation_checkpointing: bool = False
     fused_adamw: bool = True
-    attn_implementation: str = "sdpa"
+    attn_implementation: str = "sdpa"  # sdpa | varlen (packed only, a CUDA GPU) | flash_attention_2/3 | eager (not packed)
     log_every: int = 50  # steps between reads of the loss from the device (each step's loss is still logged)
     max_examples: int = 0  # 0: all
 
@@ -66,5 +68,8 @@ class TrainPRMConfig:
         check(self.batching != "packed" or self.attn_implementation in PACKED_ATTENTION,
               f"train_prm.attn_implementation {self.attn_implementation!r} does not keep packed examples apart; "
               f"with batching packed use one of {list(PACKED_ATTENTION)}")
+        check(self.attn_implementation != "varlen" or self.batching == "packed",
+              f"train_prm.attn_implementation varlen needs train_prm.batching packed (got {self.batching!r}): "
+              "it reads each example's bounds from the packed row")
         check(self.max_grad_norm >= 0, "train_prm.max_grad_norm must be >= 0 (0: no clipping)")
         check(self.log_every >= 1, "train_prm.log_every must be >= 1")

@@ -352,14 +352,23 @@ def train_throughput(b: dict) -> list[str]:
     md = []
     for run in b.values():
         v = run["variants"]
-        ref = v["trainer"]["tokens_per_s"] if "trainer" in v else None
+        # ratios against today's trainer where it ran, else against the new loop on the same random padded batches
+        base = "trainer" if "trainer" in v else "padded" if "padded" in v else next(iter(v))
+        ref = v[base]["tokens_per_s"]
         gpu = run["shape"] != "toy"
         md += [f"## PRM training throughput (`benchmarks/bench_train.py`, {run['machine']}, {run['date']})", "",
                f"{run['n_examples']} {'study oracle' if run['examples'] == 'study' else 'ProcessBench'} examples, the "
                f"{'toy policy' if not gpu else '1.5B shape (%.2fB parameters)' % (run['parameters'] / 1e9)}, "
                f"{run['steps']} optimizer steps of {run['batch_size']} examples, the same seed; torch {run['torch']}. "
-               "Median of the rounds (interleaved); loss means over 100-step windows show the curves are the same.", "",
-               "| variant | steps/s | real tokens/s | over today's | padding | loss, first 100 / last 100 steps |"
+               f"Median of {len(next(iter(v.values()))['seconds_all'])} round(s) (interleaved); loss means over 100-step "
+               "windows show the curves are the same.", "",
+               *([f"Today's trainer did not run here; ratios are over `{base}`."] if base != "trainer" else []),
+               *(["Check of the varlen kernel on one batch of 8 (bf16 autocast): loss "
+                  + ", ".join(f"{k} {c['loss']:.5f} (gradient cosine to padded's {c['grad_cos']:.4f})"
+                              for k, c in run["varlen_check"].items()) + "."] if run.get("varlen_check") else []),
+               *([""] if base != "trainer" or run.get("varlen_check") else []),
+               f"| variant | steps/s | real tokens/s | over {'today' if base == 'trainer' else base} | padding | "
+               "loss, first 100 / last 100 steps |"
                + (" MFU | peak GiB |" if gpu else ""), "|---|---|---|---|---|---|" + ("---|---|" if gpu else "")]
         for name, r in v.items():
             md.append(f"| {name} | {r['steps_per_s']:.2f} | {r['tokens_per_s']:.0f} | "
