@@ -39,11 +39,17 @@ def test_verdict_follows_the_interval_never_the_sign():
 def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
     from prmlab.findings import decide
 
-    assert decide("consensus", {"kept_share": (25.0, 55.0)}) == REPRODUCED  # "about 40%": within 25-55%
-    assert decide("consensus", {"kept_share": (56.0, 70.0)}) == NOT_REPRODUCED
-    # its PRM "matches or beats" MC's: beats (above 0), or else matches (within the +-3 margin)
-    assert decide("consensus", {"kept_share": (30.0, 50.0), "f1_consensus_minus_mc": (-2.0, 2.5)}) == REPRODUCED
-    assert decide("consensus", {"kept_share": (30.0, 50.0), "f1_consensus_minus_mc": (-4.0, 2.5)}) == INCONCLUSIVE
+    # the kept share is calibration (MC's temperature was tuned with it in view): shown, never deciding
+    assert decide("consensus", {"kept_share": (25.0, 55.0)}) == INCONCLUSIVE
+    # its PRM beats MC's (above 0) and matches the judge's (within the +-3 margin), both
+    both = {"kept_share": (70.0, 80.0), "f1_consensus_minus_mc": (1.0, 5.0), "f1_consensus_minus_judge": (-2.0, 2.5)}
+    assert decide("consensus", both) == REPRODUCED
+    assert decide("consensus", {**both, "f1_consensus_minus_judge": (-4.0, 2.5)}) == INCONCLUSIVE
+    assert decide("consensus", {**both, "f1_consensus_minus_mc": (-3.0, -1.0)}) == NOT_REPRODUCED
+    # a finding with alternative references: the first listed decides, the others sit beside it
+    alt = {"bon_residual_mc_hard_minus_human": (0.5, 3.0), "bon_residual_mc_hard_minus_judge": (-3.0, -1.0)}
+    assert decide("rankings", alt) == REPRODUCED
+    assert decide("rankings", dict(reversed(alt.items()))) == NOT_REPRODUCED
     assert decide("hard_soft", {"f1_hard_minus_soft": (0.5, 2.5)}) == REPRODUCED  # equal within the margin
     assert decide("inflation", {"inflation_excess_judge": (-9.0, -1.0), "inflation_excess_mc_hard": (1.0, 9.0)}) == REPRODUCED
     assert decide("mc_judge_human", {"a": (1.0, 2.0), "b": (-1.0, 2.0)}) == INCONCLUSIVE  # every part must hold
@@ -171,8 +177,9 @@ def test_findings_rows_quote_the_paper_and_can_fail():
     first = table["PRMs trained on MC labels are "]
     assert "40.1 < LLM-as-a-judge 46.5" in first["paper"] and "Table 4" in first["paper"]
     assert first["verdict"] == NOT_REPRODUCED  # here judge (bad) is far below mc_hard (good)
-    keep = table["Consensus filtering keeps abou"]
-    assert "40%" in keep["paper"] and keep["verdict"] == REPRODUCED  # 40% kept, and no consensus PRM to compare
+    keep = next(r for r in f.records() if r["id"] == "consensus")
+    # 40% kept is calibration, and there is no consensus PRM to compare: nothing decides
+    assert "40%" in keep["paper"] and "calibration" in keep["ours"] and keep["verdict"] == INCONCLUSIVE
 
 
 def test_aggregate_over_seeds_by_hand():
@@ -218,39 +225,61 @@ def test_seed_interval_never_narrower_than_the_within_seed_noise():
     assert t_interval([4.0, 6.0, 8.0], [1.0, 1.0, 1.0]) == t_interval([4.0, 6.0, 8.0])  # across dominates
 
 
-def test_best_of_n_flattery_is_tested_as_bon_gap_minus_processbench_gap():
-    """The rankings finding: (BoN acc a - b) - (F1 a - b), not Kendall tau < 1 (which random scores pass)."""
-    bon = [dict(r, prm={"A": "mc_hard", "B": "oracle"}[r["prm"]]) for r in _bon_rows()]
-    pb = [dict(r, model={"prm/good": "prm/mc_hard", "prm/bad": "prm/oracle"}[r["model"]]) for r in _pb_rows()]
-    f = Findings(pb, ["tune", "test"], "tune", bon, {}, n_boot=200)
-    # BoN: mc_hard 50, oracle 100 (-50); ProcessBench: mc_hard 100, oracle 0 (+100): -50 - 100 = -150
-    assert f.bon_over_pb("mc_hard", "oracle")[0] == -150.0
+def test_bon_residual_from_the_line_through_every_prm_by_hand():
+    """Tables 3-4 scale-free: F1 0 / 50 / 100 and Best-of-N 60 / 50 / 100. The line through them has slope
+    0.4 (sum of products 2,000 over 5,000) and passes (50, 70): it predicts 50 / 70 / 90, residuals +10 / -20 / +10."""
+    from prmlab.findings import bon_residuals
+
+    r = bon_residuals({"a": 0.0, "b": 50.0, "c": 100.0}, {"a": 60.0, "b": 50.0, "c": 100.0})
+    assert r == pytest.approx({"a": 10.0, "b": -20.0, "c": 10.0})
+    # a bigger F1 spread for the same Best-of-N points moves no residual: the statistic is free of the scales
+    assert bon_residuals({"a": 0.0, "b": 200.0, "c": 400.0}, {"a": 60.0, "b": 50.0, "c": 100.0}) == pytest.approx(r)
+
+
+def test_best_of_n_flattery_is_tested_against_the_line_and_the_first_reference_decides():
+    """mc_hard: F1 0, BoN 50; judge: F1 100, BoN 100; oracle: F1 100, BoN 50. The line (slope 0.25 through
+    (66.7, 66.7)) predicts 50 / 75 / 75: residuals 0 / +25 / -25. With no human PRM the oracle is the process
+    reference and decides (mc_hard - oracle +25); against the judge it would be -25, shown beside it."""
+    bon = [dict(r, prm=prm) for r in _bon_rows() for prm, src in (("mc_hard", "A"), ("judge", "B"), ("oracle", "A"))
+           if r["prm"] == src]
+    pb = [dict(r, model=m) for r in _pb_rows() for m, src in (("prm/mc_hard", "prm/bad"), ("prm/judge", "prm/good"),
+                                                              ("prm/oracle", "prm/good")) if r["model"] == src]
     many_b = [dict(r, problem_id=f"{r['problem_id']}-{k}") for k in range(6) for r in bon]
     many_p = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in pb]
-    g = Findings(many_p, ["tune", "test"], "tune", many_b, {}, n_boot=200)
-    rec = {r["id"]: r for r in g.records()}
-    assert rec["rankings"]["verdict"] == NOT_REPRODUCED  # here BoN flatters the oracle PRM, not the MC one
-    assert "mc_hard - oracle" in rec["rankings"]["ours"] and "Table 7" in rec["rankings"]["paper"]
+    f = Findings(many_p, ["tune", "test"], "tune", many_b, {}, n_boot=200)
+    rec = {r["id"]: r for r in f.records()}["rankings"]
+    est = rec["estimates"]
+    assert list(est) == ["bon_residual_mc_hard_minus_oracle", "bon_residual_mc_hard_minus_judge"]
+    assert est["bon_residual_mc_hard_minus_oracle"][0] == pytest.approx(25.0)
+    assert est["bon_residual_mc_hard_minus_judge"][0] == pytest.approx(-25.0)
+    assert rec["verdict"] == REPRODUCED and "Tables 3-4" in rec["paper"] and "inverse performance" in rec["paper"]
+    assert rec["precision"]["bon_residual_mc_hard_minus_oracle"]["paper_effect"] is None  # the paper gives no size
     # Inflation against chance: mc_hard (A) picks flawed right answers 25 points above a random pick
-    assert rec["inflation"]["estimates"]["inflation_excess_mc_hard"][0] == 25.0 and rec["inflation"]["verdict"] == "reproduced"
+    assert est and {r["id"]: r for r in f.records()}["inflation"]["estimates"]["inflation_excess_mc_hard"][0] == 25.0
     # Fig. 8 needs an outcome-supervised PRM: without one the row says so and decides nothing
-    assert rec["min_on_last"]["verdict"] == INCONCLUSIVE and "no `outcome` PRM" in rec["min_on_last"]["ours"]
-    assert rec["rankings"]["precision"]["bon_minus_pb_gap_mc_hard_vs_oracle"]["paper_effect"] is None
+    m = {r["id"]: r for r in f.records()}["min_on_last"]
+    assert m["verdict"] == INCONCLUSIVE and "no `outcome` PRM" in m["ours"]
 
 
-def test_fig8_is_tested_on_an_outcome_prm_against_a_process_one():
-    rows = []
-    for p in range(30):
-        for i in range(2):  # outcome: lowest score on the last step; oracle: on the first
-            rows.append({"prm": "outcome", "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": True,
-                         "true_first_error": -1, "step_scores": [0.9, 0.8, 0.2]})
-            rows.append({"prm": "oracle", "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": True,
-                         "true_first_error": -1, "step_scores": [0.2, 0.8, 0.9]})
-    pb = [dict(r, model={"prm/good": "prm/oracle", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
+def test_fig8_is_tested_among_responses_with_an_early_error():
+    """Per problem: r0's first error is its first step, r1 has none, r2's is its last step. The outcome PRM puts
+    its lowest score on the final step everywhere; the judge on r0's error and on r1's and r2's final step. Among
+    early-error responses (r0 only) that is 100 against 0 points; over all responses it would be 100 against 67:
+    the unconditional share counts a right answer's weakest step and a late error alike."""
+    scores = {"outcome": ([0.9, 0.8, 0.2], [0.9, 0.8, 0.2], [0.9, 0.8, 0.1]),
+              "judge": ([0.2, 0.8, 0.9], [0.9, 0.8, 0.3], [0.9, 0.8, 0.1])}
+    first_error = (0, -1, 2)
+    rows = [{"prm": prm, "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": i == 1,
+             "true_first_error": first_error[i], "step_scores": scores[prm][i]} for p in range(30) for prm in scores
+            for i in range(3)]
+    pb = [dict(r, model={"prm/good": "prm/judge", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
     f = Findings(pb, ["tune", "test"], "tune", rows, {}, n_boot=100)
     rec = {r["id"]: r for r in f.records()}["min_on_last"]
-    assert rec["estimates"]["min_on_last_outcome_minus_process"] == [100.0, 100.0, 100.0] and rec["verdict"] == "reproduced"
-    assert rec["precision"]["min_on_last_outcome_minus_process"] == {"half_width": 0.0, "paper_effect": 34.7}
+    assert rec["estimates"]["min_on_last_early_error_outcome_minus_judge"] == [100.0, 100.0, 100.0]
+    assert rec["verdict"] == REPRODUCED
+    assert f.min_on_last("outcome") - f.min_on_last("judge") == pytest.approx(100 / 3)
+    assert rec["precision"]["min_on_last_early_error_outcome_minus_judge"]["paper_effect"] is None  # none invented
+    assert "exceed 40%" in rec["paper"] and "54.6" in rec["paper"] and "9.8" not in rec["paper"]
 
 
 def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs():
@@ -259,27 +288,45 @@ def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs(
     rows += [dict(r, model="prm/judge") for r in _pb_rows() if r["model"] == "prm/good"]
     bon = [dict(r, prm={"A": "mc_hard", "B": "judge"}[r["prm"]]) for r in _bon_rows()]
     f = Findings(rows, ["tune", "test"], "tune", bon, {}, n_boot=200)
-    assert "rankings" in {r["id"] for r in f.records()}
+    # two PRMs: a line through two points leaves no residual, so the rankings finding needs three and is absent
+    ids = {r["id"] for r in f.records()}
+    assert {"inflation", "aggregation"} <= ids and "rankings" not in ids
     rec = {r["id"]: r for r in f.records()}["hard_soft"]
     assert rec["verdict"] == INCONCLUSIVE and "is not within the +-3 margin" in rec["ours"]
 
 
-def test_fig9_aggregation_gap_is_outcome_last_minus_min_against_a_process_prm():
-    """Per problem: r0 right, r1 wrong. The outcome PRM picks r0 by its last step and r1 by its lowest
-    (+100 from last over min); the process PRM the reverse (-100): the interaction is 200 points."""
-    scores = {"outcome": ([0.3, 0.9], [0.5, 0.6]), "oracle": ([0.8, 0.7], [0.1, 0.95])}
+def test_fig9_aggregation_gap_is_mc_last_minus_min_against_judge_and_human():
+    """Fig. 9's own comparison: PRMs trained on MC labels against those trained on judge and human labels.
+    Per problem: r0 right, r1 wrong. mc_hard picks r0 by its last step and r1 by its lowest (+100 from last
+    over min); judge and human the reverse (-100): 200 points against each, and both must hold."""
+    scores = {"mc_hard": ([0.3, 0.9], [0.5, 0.6]), "judge": ([0.8, 0.7], [0.1, 0.95]), "human": ([0.8, 0.7], [0.1, 0.95])}
     rows = [{"prm": prm, "problem_id": f"p{p}", "response_id": f"p{p}/r{i}", "correct": i == 0,
              "true_first_error": -1 if i == 0 else 0, "step_scores": scores[prm][i]}
             for p in range(20) for prm in scores for i in range(2)]
-    pb = [dict(r, model={"prm/good": "prm/oracle", "prm/bad": "prm/outcome"}[r["model"]]) for r in _pb_rows()]
+    pb = [dict(r, model=m) for r in _pb_rows() for m, src in (("prm/judge", "prm/good"), ("prm/human", "prm/good"),
+                                                              ("prm/mc_hard", "prm/bad")) if r["model"] == src]
     f = Findings(pb, ["tune", "test"], "tune", rows, {}, n_boot=100)
     rec = {r["id"]: r for r in f.records()}["aggregation"]
-    assert rec["estimates"]["aggregation_last_minus_min_outcome_vs_process"] == [200.0, 200.0, 200.0]
-    assert rec["verdict"] == REPRODUCED and "Fig. 9" in rec["paper"]
-    assert "outcome 0.0 / " in rec["ours"] and "/ 100.0" in rec["ours"]  # min 0, last 100
-    flipped = [dict(r, prm={"outcome": "oracle", "oracle": "outcome"}[r["prm"]]) for r in rows]
+    assert rec["estimates"] == {"aggregation_last_minus_min_mc_hard_vs_judge": [200.0, 200.0, 200.0],
+                                "aggregation_last_minus_min_mc_hard_vs_human": [200.0, 200.0, 200.0]}
+    assert rec["verdict"] == REPRODUCED and "Fig. 9" in rec["paper"] and "64.1 / 65.9 / 66.7" in rec["paper"]
+    assert "mc_hard 0.0 / " in rec["ours"] and "/ 100.0" in rec["ours"]  # min 0, last 100
+    # the paper's effects are Fig. 9's own bars: (66.7 - 64.1) - (65.3 - 65.6) and - (64.7 - 65.6)
+    assert [rec["precision"][k]["paper_effect"] for k in rec["estimates"]] == [2.9, 3.5]
+    flipped = [dict(r, prm={"mc_hard": "judge", "judge": "mc_hard", "human": "human"}[r["prm"]]) for r in rows]
     g = Findings(pb, ["tune", "test"], "tune", flipped, {}, n_boot=100)
     assert {r["id"]: r for r in g.records()}["aggregation"]["verdict"] == NOT_REPRODUCED
+
+
+def test_processbench_items_of_one_problem_are_resampled_together():
+    """Toy items are responses (`<problem>/r<k>`): a problem's items form one resampling unit; a real item is its own."""
+    from prmlab.findings import problem_of
+
+    assert problem_of("p7/r3") == "p7" and problem_of("gsm8k-12") == "gsm8k-12"
+    rows = [dict(r, id=f"p{r['id']}/r{k}") for k in range(3) for r in _pb_rows()]
+    f = Findings(rows, ["tune", "test"], "tune", [], {}, n_boot=50)
+    assert len(f.pb_units) == 12 and len(f.pb_clusters) == 4
+    assert all(len(items) == 3 and {k[1].split("/")[0] for k, _ in items} == {c[1]} for c, items in f.pb_clusters)
 
 
 def test_findings_grade_a_truncated_item_as_eval_processbench_predicted_it():
@@ -333,12 +380,8 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     hard_soft = {"fid": "hard_soft", "name": "f1_hard_minus_soft"}
     assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, **hard_soft))
     assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, **hard_soft)).endswith("no number of seeds shows equality at this mean")
-    # Fig. 2's kept share is an equivalence to a window (25-55%), never "straddles 0": 55.5 [54.0, 57.0] sits 0.5
-    # past the window's upper end; sd 1.5 * sqrt(3) / 4.303 = 0.604, and 9 seeds give 2.306 * 0.604 / 3 = 0.46
-    # <= 0.5 (8 give 2.365 * 0.604 / 2.828 = 0.505)
-    assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")) == (
-        "kept_share 55.5 [54.0, 57.0] straddles 55, an end of the 25-55% window that counts as Fig. 2's about 40%, "
-        "its mean 0.5 points outside it; about 9 seeds at this spread would place the interval wholly outside (not reproduced)")
+    # Fig. 2's kept share is calibration now (issue #54): it decides nothing, so nothing is inconclusive about it
+    assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")) == ""
 
 
 def test_seeds_md_shows_each_prms_figures_across_seeds():

@@ -105,7 +105,7 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
 
     recs = [{"id": "hard_soft", "verdict": "inconclusive", "estimates": {"f1_hard_minus_soft": [1.0, -2.0, 4.0]}},
             {"id": "rankings", "verdict": "reproduced",  # the multi-seed aggregate's form
-             "estimates": {"bon_minus_pb_gap_mc_hard_vs_oracle": {"mean": 0.2, "lo": -0.4, "hi": 0.8}}}]
+             "estimates": {"bon_residual_mc_hard_minus_oracle": {"mean": 0.2, "lo": -0.4, "hi": 0.8}}}]
     fig = plots.findings_intervals(recs)
     assert fig.get_suptitle() and fig.axes[-1].get_xlabel()
     for ax, rec in zip(fig.axes, recs):

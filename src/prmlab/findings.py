@@ -9,6 +9,11 @@ stages write them:
   the pick is the response with the highest aggregated score, ties to the earliest.
 Held out: where `tune_subset` names the subset the threshold was tuned on, ProcessBench findings
 use the other subsets only (with one subset, there is nothing held out: said in the row).
+Resampled: problems, never responses (issue #54). A toy ProcessBench item is one response of a problem
+(`<problem>/r<k>`) and a problem's responses share its difficulty, so its items are resampled together
+(`problem_of`); Best-of-N rows are grouped by problem already.
+Each statistic was chosen to separate the paper's hypotheses in this world and written down (here, in
+docs/DESIGN.md and the report) before the confirmation seeds ran (issue #54).
 """
 
 from __future__ import annotations
@@ -20,12 +25,17 @@ from dataclasses import dataclass, replace
 
 from prmlab import paper, stats
 from prmlab.metrics import best_of_n, mean, min_on_last_share, processbench_scores
+from prmlab.sources import CEILING
 
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
 KEPT_MARGIN = 15  # Fig. 2's "about 40%" kept: within this many points of it (25-55%)
 # How an estimate's interval decides (prmlab.stats): wholly above 0; within +-margin of 0; within +-margin of
 # the paper's value (`center`); above 0, or else within +-margin of it ("matches or beats").
 ABOVE, EQUAL, WINDOW, AT_LEAST = "above 0", "equal", "window", "beats or matches"
+FIRST = "first"  # Finding.deciding: the first estimate its measure lists (its primary reference) decides
+# Where a finding compares against "a PRM trained on process labels", the reference is the human one, else the judge's;
+# the others (and the exact-label oracle) are measured beside it, so a verdict can be read under each (seeds.md).
+PROCESS_REFS = ("prm800k", "human", "judge", "oracle")
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,7 @@ class Estimate:
     margin: float | None = None  # EQUAL, WINDOW, AT_LEAST
     center: float = 0.0  # WINDOW: the paper's value
     about: str = ""  # WINDOW: what the window stands for, in the seeds' reasons
+    decides: bool = True  # False: reported as calibration, beside the verdict, never deciding it
 
     def judge(self, lo: float, hi: float) -> str:
         """The verdict of an interval [lo, hi] of this estimate, by its rule."""
@@ -56,15 +67,19 @@ class Finding:
     paper: str  # the paper's quote (prmlab.paper's numbers), led by its table or figure
     measure: str  # the Findings method that measures it
     estimates: tuple[Estimate, ...]
-    deciding: str = ""  # the one estimate that decides, where present (the others are shown beside it); "": all
+    deciding: str = ""  # the one estimate that decides, where present (FIRST: the first listed); "": all that decide
 
 
 def estimate(name: str) -> Estimate:
     """Estimate `name`'s declaration, its "{}" filled ('f1_oracle_minus_judge' -> label 'F1: oracle - judge'); an
     undeclared name decides by the side of 0 and reads as its words."""
-    for e in (e for f in FINDINGS for e in f.estimates):
+    declared = [e for f in FINDINGS for e in f.estimates]
+    for e in declared:  # an exact declaration first: f1_consensus_minus_judge is not f1_{}_minus_judge
+        if name == e.name:
+            return e
+    for e in declared:
         head, brace, tail = e.name.partition("{}")
-        if name == e.name or brace and name.startswith(head) and name.endswith(tail) and len(name) > len(head + tail):
+        if brace and name.startswith(head) and name.endswith(tail) and len(name) > len(head + tail):
             return replace(e, name=name, label=e.label.format(name[len(head):len(name) - len(tail)].replace("_", " ")))
     return Estimate(name, name.replace("_", " "), "")
 
@@ -81,9 +96,31 @@ def short(fid: str, claim: str = "") -> str:
 
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
-    """The estimates that decide finding `fid`'s verdict: its entry's `deciding` one where present, else all."""
+    """The estimates that decide finding `fid`'s verdict: of those that decide at all (a calibration does not), its
+    entry's `deciding` one where present (FIRST, or one it lacks: the first listed), else all of them."""
+    names = [n for n in estimates if estimate(n).decides]
     one = next((f.deciding for f in FINDINGS if f.id == fid), "")
-    return [one if one in estimates else next(iter(estimates))] if one else list(estimates)
+    if not one or not names:
+        return names
+    return [one] if one in names else names[:1]
+
+
+def problem_of(item_id: str) -> str:
+    """The problem an evaluation item answers: a toy item is one of a problem's responses (`<problem>/r<k>`), a
+    real benchmark's item its own problem."""
+    return item_id.rsplit("/", 1)[0] if "/" in item_id else item_id
+
+
+def bon_residuals(f1: dict[str, float], acc: dict[str, float]) -> dict[str, float]:
+    """Each PRM's Best-of-N accuracy minus the least-squares line of accuracy on ProcessBench F1 through every
+    PRM's point: the Best-of-N accuracy its F1 does not account for, in Best-of-N points. Scale-free where a
+    difference of gaps is not: F1 spreads 2-4x wider than Best-of-N across PRMs (issue #54), so (BoN gap) -
+    (F1 gap) favours whichever PRM is weaker on F1."""
+    xs, ys = [f1[p] for p in f1], [acc[p] for p in f1]
+    mx, my = mean(xs), mean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
+    return {p: acc[p] - (my + slope * (f1[p] - mx)) for p in f1}
 
 
 def _pb_units(rows: list[dict], subsets: Sequence[str]) -> dict[tuple, dict]:
@@ -124,12 +161,18 @@ class Findings:
         units = _pb_units(pb_rows, self.pb_subsets)
         self.pb_keys = sorted(units)
         self.pb_units = [units[k] for k in self.pb_keys]
+        # the resampling units: ((subset, problem), [((subset, id), unit), ...]), a problem's items together
+        clusters: dict[tuple, list] = defaultdict(list)
+        for k in self.pb_keys:
+            clusters[(k[0], problem_of(k[1]))].append((k, units[k]))
+        self.pb_clusters = sorted(clusters.items())
         self.bon: dict = defaultdict(lambda: defaultdict(list))  # problem_id -> prm -> its rows in file order
         for r in bon_rows:
             self.bon[r["problem_id"]][r["prm"]].append(r)
         self.prms = sorted({r["prm"] for r in bon_rows})
         self.consensus = consensus
         self.n_boot, self.seed = n_boot, seed
+        self._picked: dict[tuple, float] = {}  # (problem, prm, aggregation) -> 1.0 if its pick is right: resamples reuse it
         self.have_pb = {n for u in self.pb_units for n in u["pred"]}
         self.held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
         # Human labels: PRM800K (paper profile), else the toy's analogue `human`, else `oracle` (only an upper bound);
@@ -142,11 +185,18 @@ class Findings:
         """`stat` over all `units`, and its 95% bootstrap interval over resamples of them."""
         return (stat(units), *stats.bootstrap_ci(units, stat, self.n_boot, self.seed, strata=strata))
 
+    @staticmethod
+    def _pb_f1s(sample: list, names: Sequence[str]) -> dict[str, float]:
+        """Each PRM's ProcessBench F1 over a sample of problem clusters (`pb_clusters`' entries)."""
+        subs = [k[0] for _, items in sample for k, _ in items]
+        us = [u for _, items in sample for _, u in items]
+        return {n: pb_f1(us, subs, n) for n in names}
+
     def _pb_gap(self, a: str, b: str):
-        """F1(a) - F1(b) over a sample of ((subset, id), unit) pairs."""
+        """F1(a) - F1(b) over a sample of problem clusters."""
         def stat(sample):
-            subs, us = [k[0] for k, _ in sample], [u for _, u in sample]
-            return pb_f1(us, subs, a) - pb_f1(us, subs, b)
+            f = self._pb_f1s(sample, (a, b))
+            return f[a] - f[b]
 
         return stat
 
@@ -155,11 +205,16 @@ class Findings:
         return lambda sample: self.bon_acc(sample, a) - self.bon_acc(sample, b)
 
     def pb_diff(self, a: str, b: str) -> tuple[float, float, float]:
-        """F1(a) - F1(b) on the held-out subsets, paired over items (stratified by subset)."""
-        return self._estimate(list(zip(self.pb_keys, self.pb_units)), self._pb_gap(a, b), strata=lambda p: p[0][0])
+        """F1(a) - F1(b) on the held-out subsets, paired over items, problems resampled (stratified by subset)."""
+        return self._estimate(self.pb_clusters, self._pb_gap(a, b), strata=lambda c: c[0][0])
+
+    def _right(self, p: str, prm: str, how: str) -> float:
+        if (key := (p, prm, how)) not in self._picked:
+            self._picked[key] = float(pick(self.bon[p][prm], how)["correct"])
+        return self._picked[key]
 
     def bon_acc(self, sample: list[str], prm: str, how: str = "product") -> float:
-        return 100.0 * mean([float(pick(self.bon[p][prm], how)["correct"]) for p in sample if self.bon[p].get(prm)])
+        return 100.0 * mean([self._right(p, prm, how) for p in sample if self.bon[p].get(prm)])
 
     def bon_diff(self, a: str, b: str) -> tuple[float, float, float]:
         return self._estimate(sorted(self.bon), self._bon_gap(a, b))
@@ -186,37 +241,55 @@ class Findings:
                               lambda sample: 100.0 * mean([self._raws(pick(rs)) - mean([self._raws(r) for r in rs])
                                                            for rs in (self.bon[p][prm] for p in sample)]))
 
-    def bon_over_pb(self, a: str, b: str) -> tuple[float, float, float]:
-        """How much more `a` leads `b` on Best-of-N than on ProcessBench, in points:
-        (BoN acc a - b) - (F1 a - b), the two resampled independently (different units)."""
-        probs, pairs = sorted(self.bon), list(zip(self.pb_keys, self.pb_units))
-        bon, pb = self._bon_gap(a, b), self._pb_gap(a, b)
-        bv = stats.bootstrap_values(probs, bon, self.n_boot, self.seed)
-        pv = stats.bootstrap_values(pairs, pb, self.n_boot, self.seed + 1, strata=lambda p: p[0][0])
-        lo, hi = stats.percentile_interval([x - y for x, y in zip(bv, pv)])
-        return bon(probs) - pb(pairs), lo, hi
+    def residual_gaps(self, a: str, refs: Sequence[str], prms: Sequence[str]) -> tuple[dict, dict]:
+        """`a`'s Best-of-N residual (`bon_residuals`, the line through every one of `prms`) minus each ref's, with
+        95% intervals: Best-of-N problems and ProcessBench problems resampled independently (different units),
+        the line refitted in every resample. Also the point residuals, per PRM."""
+        probs = sorted(self.bon)
+        acc = lambda sample: {p: self.bon_acc(sample, p) for p in prms}  # noqa: E731
+        f1 = lambda sample: self._pb_f1s(sample, prms)  # noqa: E731
+        point = bon_residuals(f1(self.pb_clusters), acc(probs))
+        reps = [bon_residuals(x, y) for x, y in zip(
+            stats.bootstrap_values(self.pb_clusters, f1, self.n_boot, self.seed + 1, strata=lambda c: c[0][0]),
+            stats.bootstrap_values(probs, acc, self.n_boot, self.seed))]
+        return {r: (point[a] - point[r], *stats.percentile_interval([d[a] - d[r] for d in reps])) for r in refs}, point
 
     def last_minus_min_gap(self, a: str, b: str) -> tuple[float, float, float]:
         """How much more `a` gains than `b` from scoring a response by its last step instead of its lowest:
-        (BoN a by last - by min) - (BoN b by last - by min), in points, paired by problem."""
+        (BoN a by last - by min) - (BoN b by last - by min), in points, paired and resampled by problem."""
         def gain(sample, prm):
             return self.bon_acc(sample, prm, "last") - self.bon_acc(sample, prm, "min")
 
         return self._estimate([p for p in sorted(self.bon) if self.bon[p].get(a) and self.bon[p].get(b)],
                               lambda sample: gain(sample, a) - gain(sample, b))
 
-    def min_on_last(self, prm: str, sample: list[tuple[str, int]] | None = None) -> float:
-        """Share (%) of all multi-step responses whose lowest step score is on the final step (ties: earliest)."""
-        pairs = sample if sample is not None else self._resp(prm)
+    def min_on_last(self, prm: str, pairs: list[tuple[str, int]] | None = None) -> float:
+        """Share (%) of responses (all multi-step ones by default) whose lowest step score is on the final step
+        (ties: earliest)."""
+        pairs = pairs if pairs is not None else self._resp(prm)
         return min_on_last_share([self.bon[p][prm][i]["step_scores"] for p, i in pairs])
 
-    def _resp(self, prm: str) -> list[tuple[str, int]]:
+    def _resp(self, prm: str, early_error: bool = False) -> list[tuple[str, int]]:
+        """(problem, index) of `prm`'s multi-step responses; with `early_error`, only those whose first error (the
+        verifier's) is before the last scored step."""
         return [(p, i) for p in sorted(self.bon) for i, r in enumerate(self.bon[p].get(prm, []))
-                if len(r["step_scores"]) > 1]
+                if len(r["step_scores"]) > 1 and (not early_error or r["true_first_error"] is not None
+                                                  and 0 <= r["true_first_error"] < len(r["step_scores"]) - 1)]
 
-    def min_on_last_diff(self, a: str, b: str) -> tuple[float, float, float]:
-        return self._estimate([u for u in self._resp(a) if len(self.bon[u[0]].get(b, [])) > u[1]],
-                              lambda sample: self.min_on_last(a, sample) - self.min_on_last(b, sample))
+    def min_on_last_diff(self, a: str, b: str, early_error: bool = True) -> tuple[float, float, float]:
+        """min_on_last(a) - min_on_last(b) over the same responses (those with an early error by default), problems
+        resampled (a problem's responses together)."""
+        by: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for u in self._resp(a, early_error):
+            if len(self.bon[u[0]].get(b, [])) > u[1]:
+                by[u[0]].append(u)
+        flat = lambda sample: [u for _, us in sample for u in us]  # noqa: E731
+        return self._estimate(sorted(by.items()), lambda sample: self.min_on_last(a, flat(sample)) - self.min_on_last(b, flat(sample)))
+
+    def refs(self, against: str, have: set[str]) -> list[str]:
+        """The process-label reference PRMs for `against` among `have`: `process_ref` first, the others of
+        PROCESS_REFS after it (each one's estimate sits beside the deciding one)."""
+        return [r for r in dict.fromkeys((self.process_ref, *PROCESS_REFS)) if r and r in have and r != against]
 
     # ---------------------- the findings: each `measure` gives None or (ours in words, {estimate: (point, lo, hi)})
     def records(self) -> list[dict]:
@@ -248,12 +321,13 @@ class Findings:
             return None
         lo, hi = stats.bootstrap_ci([1.0] * k + [0.0] * (n - k), lambda s: 100.0 * mean(s), self.n_boot, self.seed)
         share = 100.0 * k / n
-        ours = (f"kept {_fmt_ci(share, lo, hi)}% (counts as about {paper.CONSENSUS_KEPT}% within "
-                f"{paper.CONSENSUS_KEPT - KEPT_MARGIN}-{paper.CONSENSUS_KEPT + KEPT_MARGIN}%)")
+        # calibration, not a test: MC's completer temperature was chosen on the development seed with this in view
+        ours = f"kept {_fmt_ci(share, lo, hi)}% (calibration, Fig. 2's about {paper.CONSENSUS_KEPT}%: reported, not tested)"
         est = {"kept_share": (share, lo, hi)}
-        if self.have_pb >= {"consensus", "mc_hard"}:
-            est["f1_consensus_minus_mc"] = d = self.pb_diff("consensus", "mc_hard")
-            ours += f"; F1 consensus - mc_hard {_fmt_ci(*d)}"
+        for other in ("mc_hard", "judge"):
+            if self.have_pb >= {"consensus", other}:
+                est[f"f1_consensus_minus_{other.removesuffix('_hard')}"] = d = self.pb_diff("consensus", other)
+                ours += f"; F1 consensus - {other} {_fmt_ci(*d)}"
         return ours, est
 
     def hard_soft(self):  # unfiltered only here; equality only where the interval is narrow enough to show it
@@ -273,12 +347,17 @@ class Findings:
                 {"f1_hard_minus_soft": d})
 
     def rankings(self):  # not "the rankings differ": random scores make Kendall tau < 1 too
-        if not (ref := self.process_ref) or "mc_hard" not in self.prms or "mc_hard" not in self.have_pb:
+        # the label sources' PRMs, at the study's one budget: the ceiling PRM (another budget) stays off the line
+        prms = [p for p in self.prms if p in self.have_pb and p != CEILING]
+        refs = self.refs("mc_hard", set(prms))
+        if "mc_hard" not in prms or not refs or len(prms) < 3:
             return None
-        d, bon_d, pb_d = self.bon_over_pb("mc_hard", ref), self.bon_diff("mc_hard", ref), self.pb_diff("mc_hard", ref)
-        return (f"mc_hard - {ref}: Best-of-N accuracy {_fmt_ci(*bon_d)}, ProcessBench F1 {_fmt_ci(*pb_d)}; "
-                f"the first minus the second {_fmt_ci(*d)} points (above 0: Best-of-N flatters mc_hard)",
-                {f"bon_minus_pb_gap_mc_hard_vs_{ref}": d})
+        gaps, point = self.residual_gaps("mc_hard", refs, prms)
+        res = ", ".join(f"{p} {point[p]:+.1f}" for p in prms)
+        vs = "; ".join(f"mc_hard - {r} {_fmt_ci(*g)}" for r, g in gaps.items())
+        return (f"Best-of-N accuracy above (+) or below (-) the line of Best-of-N on ProcessBench F1 through all "
+                f"{len(prms)} PRMs, in points: {res}; {vs} (above 0: Best-of-N flatters mc_hard beyond its F1)",
+                {f"bon_residual_mc_hard_minus_{r}": g for r, g in gaps.items()})
 
     def flawed_picks(self):
         excess = {p: v for p in self.prms if (v := self.inflation_excess(p))[1] == v[1]}  # nan: nothing to measure
@@ -290,24 +369,34 @@ class Findings:
                 f"share on the same problems: {picks} (verdict on {ref}; below 0 means the PRM screens such responses out)",
                 {f"inflation_excess_{p}": v for p, v in excess.items()})
 
-    def min_on_last_gap(self):  # an outcome-supervised PRM (the BoN-optimised extreme) against a process-label one
+    def min_on_last_gap(self):  # an outcome-supervised PRM (the BoN-optimised extreme) against process-label ones
         shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
-        if "outcome" in self.prms and (ref := self.process_ref):
-            d = self.min_on_last_diff("outcome", ref)
-            return (f"all multi-step responses, ties to the earliest step: {shares}; outcome - {ref} {_fmt_ci(*d)} points",
-                    {"min_on_last_outcome_minus_process": d})
+        refs = self.refs("outcome", set(self.prms))
+        if "outcome" in self.prms and refs:
+            # Conditioned on an error before the last step: there a process PRM's lowest score belongs on the error.
+            # Unconditioned, the share cannot tell the two apart here: an error carries to the answer, so even the
+            # near-perfect ceiling PRM put its minimum on the final step 43.6% of the time (issue #54).
+            est = {f"min_on_last_early_error_outcome_minus_{r}": self.min_on_last_diff("outcome", r) for r in refs}
+            early = ", ".join(f"{p} {self.min_on_last(p, self._resp(p, True)):.1f}%" for p in ("outcome", *refs))
+            return (f"lowest step score on the final step, among responses whose first error precedes it: {early}; "
+                    + "; ".join(f"outcome - {r} {_fmt_ci(*d)} points" for r, d in
+                                ((k.removeprefix("min_on_last_early_error_outcome_minus_"), v) for k, v in est.items()))
+                    + f" (all multi-step responses: {shares})", est)
         if self.prms:
             return "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: " + shares, {}
         return None
 
     def aggregation(self):
-        if "outcome" not in self.prms or not (ref := self.process_ref):
+        refs = [r for r in ("judge", self.human) if r in self.prms and r != "oracle"]
+        if "mc_hard" not in self.prms or not refs:
             return None
-        d, probs = self.last_minus_min_gap("outcome", ref), sorted(self.bon)
+        probs = sorted(self.bon)
         accs = "; ".join(f"{p} " + " / ".join(f"{self.bon_acc(probs, p, h):.1f}" for h in ("min", "product", "last"))
                          for p in self.prms)
-        return (f"Best-of-N accuracy by min / product / last: {accs}; (last - min) outcome - (last - min) {ref} "
-                f"{_fmt_ci(*d)} points", {"aggregation_last_minus_min_outcome_vs_process": d})
+        est = {f"aggregation_last_minus_min_mc_hard_vs_{r}": self.last_minus_min_gap("mc_hard", r) for r in refs}
+        return (f"Best-of-N accuracy by min / product / last: {accs}; "
+                + "; ".join(f"(last - min) mc_hard - (last - min) {r} {_fmt_ci(*d)} points"
+                            for r, d in zip(refs, est.values())), est)
 
 
 # The findings, in the report's order. Paper numbers come from prmlab.paper; the effects are its differences.
@@ -318,26 +407,33 @@ FINDINGS = (
             f"{paper.JUDGE_F1} < human annotation (PRM800K) {paper.HUMAN_F1}", "mc_judge_human",
             (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),
              Estimate("f1_{}_minus_judge", "F1: {} - judge", "F1 points", effect=paper.HUMAN_F1 - paper.JUDGE_F1))),
-    Finding("consensus", "consensus keeps ~40%, matches MC",
-            "Consensus filtering keeps about 40% of the data, and its PRM matches or beats the MC PRM",
-            f"Fig. 2: consensus filtering keeps about {paper.CONSENSUS_KEPT}% of the data; its PRM scores "
-            f"{paper.CONSENSUS_F1} avg. F1, above MC's {paper.MC_F1} (Table 4)", "consensus_kept",
+    Finding("consensus", "consensus beats MC, matches judge",
+            "Consensus filtering (MC and judge agree on the first error) trains a PRM better than MC labels alone "
+            "and as good as the judge's labels, on a fraction of the data",
+            f"Fig. 2: consensus filtering keeps \"only approximately {paper.CONSENSUS_KEPT}%\" of the data; its PRM "
+            f"\"significantly outperforms MC estimation\" ({paper.CONSENSUS_F1} vs {paper.MC_F1} avg. F1) and \"achieves "
+            f"comparable performance to LLM-as-a-judge while using only {paper.CONSENSUS_KEPT}% of the data\" "
+            f"({paper.CONSENSUS_F1} vs {paper.JUDGE_F1})", "consensus_kept",
             (Estimate("kept_share", "consensus keeps (%)", "% of responses", WINDOW, margin=KEPT_MARGIN,
-                      center=paper.CONSENSUS_KEPT, about=f"Fig. 2's about {paper.CONSENSUS_KEPT:g}%"),
-             Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points", AT_LEAST,
-                      effect=round(paper.CONSENSUS_F1 - paper.MC_F1, 1), margin=EQUAL_MARGIN))),
+                      center=paper.CONSENSUS_KEPT, about=f"Fig. 2's about {paper.CONSENSUS_KEPT:g}%", decides=False),
+             Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points",
+                      effect=round(paper.CONSENSUS_F1 - paper.MC_F1, 1)),
+             Estimate("f1_consensus_minus_judge", "F1: consensus - judge", "F1 points", EQUAL, EQUAL_MARGIN,
+                      EQUAL_MARGIN))),
     Finding("hard_soft", "hard = soft MC labels (unfiltered)",
             "Before filtering, hard and soft MC labels are equal",
             f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1); hard "
             "labels lead only after consensus filtering", "hard_soft",
             (Estimate("f1_hard_minus_soft", "F1: hard - soft", "F1 points", EQUAL, EQUAL_MARGIN, EQUAL_MARGIN),)),
     Finding("rankings", "Best-of-N flatters MC-trained PRMs",
-            "Best-of-N flatters a PRM trained on MC labels: against one trained on process labels, it "
-            "does better on Best-of-N than on ProcessBench",
-            f"Tables 6-7: Best-of-8 flatters PRMs trained on MC labels against their ProcessBench F1 (Table 7: "
-            f"Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1, the PRM800K-trained Qwen PRM {paper.HUMAN_F1}; "
-            f"Table 3: MC Math-Shepherd 440k {paper.SHEPHERD_F1} ProcessBench, {paper.SHEPHERD_BON} Best-of-8)", "rankings",
-            (Estimate("bon_minus_pb_gap_mc_hard_vs_{}", "BoN gap - ProcessBench gap: mc hard vs {}", "points"),)),
+            "Best-of-N flatters a PRM trained on MC labels: its Best-of-N accuracy sits further above what its "
+            "ProcessBench F1 predicts (the line through every PRM) than a process-label PRM's does",
+            f"Tables 3-4: the PRMs trained on MC and on human labels \"exhibit inverse performance relationships in "
+            f"Best-of-8 and PROCESSBENCH\": MC {paper.MC_BON} Best-of-8 and {paper.MC_F1} avg. F1, human (PRM800K) "
+            f"{paper.HUMAN_BON} and {paper.HUMAN_F1}; Tables 6-7 make the same point across released PRMs "
+            f"(Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1)", "rankings",
+            (Estimate("bon_residual_mc_hard_minus_{}", "BoN residual: mc hard - {}", "Best-of-N points"),),
+            deciding=FIRST),
     Finding("inflation", "flawed right answers inflate Best-of-N",
             "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
             "them more often than a random pick does, which inflates its Best-of-N accuracy",
@@ -346,21 +442,32 @@ FINDINGS = (
             (Estimate("inflation_excess_{}", "excess over random: {}", "points over a random pick"),),
             deciding="inflation_excess_mc_hard"),
     Finding("min_on_last", "outcome PRMs score the last step lowest",
-            "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts "
-            "its lowest score on the final step far more often than one trained on process labels",
-            f"Fig. 8 (all Best-of-8 responses): BoN-optimised PRMs put their lowest step score on the final step "
-            f"(EurusPRM {paper.FIG8_EURUS}%, Math-Shepherd-PRM-7B {paper.FIG8_SHEPHERD}%); Qwen's own MC-trained PRM "
-            f"{paper.FIG8_QWEN_MC}%", "min_on_last_gap",
-            (Estimate("min_on_last_outcome_minus_process", "min on last step: outcome - process", "percentage points",
-                      effect=round(paper.FIG8_SHEPHERD - paper.FIG8_QWEN_MC, 1)),)),
-    Finding("aggregation", "best aggregation depends on labels",
-            "The best aggregation depends on the label source: a PRM trained on outcomes gains more "
-            "than one trained on process labels from scoring a response by its last step instead of its lowest",
-            "Fig. 9: which aggregation of step scores (min, product, last) serves Best-of-N best depends on the label "
-            "source the PRM was trained on (the claim as issue #26 states it; the figure's values are not quoted: "
-            "the paper's text is not in this workspace)", "aggregation",
-            (Estimate("aggregation_last_minus_min_outcome_vs_process", "last - min: last - min outcome vs process",
-                      "Best-of-N points"),)),
+            "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts its "
+            "lowest score on the final step more often than one trained on process labels, among responses whose "
+            "first error comes before the final step",
+            f"Fig. 8 (all Best-of-8 responses of Qwen2.5-Math-7B-Instruct): EurusPRM-Stage1, -Stage2, "
+            f"Math-Shepherd-PRM-7B and Skywork-PRM-7B put their lowest step score on the final step in shares that "
+            f"\"exceed {paper.FIG8_BON_PRMS_ABOVE:g}%\", Qwen2.5-Math-PRM-72B and -7B in \"a significantly lower "
+            f"proportion\" (the figure's bars: {', '.join(f'{x:g}' for x in paper.FIG8_BARS)}%): \"a model "
+            "degradation from process-based to outcome-oriented assessment\". No outcome-minus-process size is "
+            "given", "min_on_last_gap",
+            (Estimate("min_on_last_early_error_outcome_minus_{}", "min on last, early error: outcome - {}",
+                      "percentage points"),), deciding=FIRST),
+    Finding("aggregation", "MC PRMs gain from last-step scoring",
+            "Scoring a response by its last step instead of its lowest helps a PRM trained on MC labels more than "
+            "one trained on judge or human labels",
+            "Section 3.2.4, Fig. 9: \"in MC estimation, using the last score shows significantly better performance "
+            "than product and minimum approaches across multiple PRMs. And the trend is the opposite for human "
+            "annotation and LLM-as-a-judge\"; Best-of-8 by min / product / last: MC hard 860k "
+            f"{' / '.join(map(str, paper.FIG9['MC hard 860k']))}, LLM-as-a-judge 860k "
+            f"{' / '.join(map(str, paper.FIG9['LLM-as-a-judge 860k']))}, human PRM800K "
+            f"{' / '.join(map(str, paper.FIG9['human PRM800K 264k']))}", "aggregation",
+            (Estimate("aggregation_last_minus_min_mc_hard_vs_judge", "last - min: mc hard vs judge", "Best-of-N points",
+                      effect=round(paper.fig9_last_minus_min("MC hard 860k")
+                                   - paper.fig9_last_minus_min("LLM-as-a-judge 860k"), 1)),
+             Estimate("aggregation_last_minus_min_mc_hard_vs_{}", "last - min: mc hard vs {}", "Best-of-N points",
+                      effect=round(paper.fig9_last_minus_min("MC hard 860k")
+                                   - paper.fig9_last_minus_min("human PRM800K 264k"), 1)))),
 )
 
 

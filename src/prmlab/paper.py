@@ -11,10 +11,28 @@ CONSENSUS_KEPT = 40  # Fig. 2: consensus filtering keeps about 40% of the data (
 HARD_F1, SOFT_F1 = 40.2, 40.2
 # Table 3: a PRM trained on Math-Shepherd's released 440k MC labels: ProcessBench avg. F1, Best-of-8 avg. accuracy.
 SHEPHERD_F1, SHEPHERD_BON = 28.9, 64.3
-# Fig. 8 (all Best-of-8 responses): % whose lowest step score is on the final step (EurusPRM-Stage1/2: a range).
-FIG8_SHEPHERD, FIG8_QWEN_MC, FIG8_EURUS = 44.5, 9.8, "53-55"
-# Fig. 8's text: EurusPRM-Stage1/2, Math-Shepherd-PRM-7B and Skywork-PRM-7B put it there for proportions that "exceed 40%".
+# Table 3: Best-of-8 avg. accuracy of the PRMs of Table 4 (MC 860k, LLM-as-a-judge 860k, human PRM800K 264k):
+# MC is best on Best-of-8 and worst on ProcessBench, human the reverse ("inverse performance relationships").
+MC_BON, JUDGE_BON, HUMAN_BON = 65.9, 65.3, 64.9
+# Fig. 8 (all Best-of-8 responses of Qwen2.5-Math-7B-Instruct): % whose lowest step score is on the final step,
+# the nine bars as the paper's text extraction lists them. Which bar is which PRM the extraction does not say; the
+# text does: EurusPRM-Stage1, -Stage2, Math-Shepherd-PRM-7B and Skywork-PRM-7B "exceed 40%", Qwen2.5-Math-PRM-72B
+# and -7B are "significantly lower". No outcome-minus-process size is given: none is used.
+FIG8_BARS = (17.3, 17.5, 18.0, 26.8, 30.9, 42.2, 44.5, 52.9, 54.6)
 FIG8_BON_PRMS_ABOVE = 40.0
+# Fig. 9: Best-of-8 mean accuracy by min / product / last step score, per PRM's training data. The extraction lists
+# 18 values; read series by series (six min, six product, six last, in the x axis's order) they give each MC PRM
+# last > min and the human and judge PRMs min >= last, as the text says ("in MC estimation, using the last
+# score shows significantly better performance ... the trend is the opposite for human annotation and
+# LLM-as-a-judge"); read PRM by PRM they would contradict it.
+FIG9 = {"MC hard 860k": (64.1, 65.9, 66.7), "MC hard 3M": (64.0, 65.5, 66.9), "MC soft 3M": (63.7, 64.4, 65.5),
+        "MC Math-Shepherd 440k": (64.9, 64.3, 65.4), "human PRM800K 264k": (65.6, 64.9, 64.7),
+        "LLM-as-a-judge 860k": (65.6, 65.3, 65.3)}
+
+
+def fig9_last_minus_min(row: str) -> float:
+    """Fig. 9: Best-of-8 accuracy by the last step score minus by the lowest, for one of its PRMs, in points."""
+    return round(FIG9[row][2] - FIG9[row][0], 1)
 
 # ProcessBench average F1 of released PRMs (Table 7).
 TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,

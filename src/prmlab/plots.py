@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from prmlab.findings import WINDOW, estimate  # noqa: E402
-from prmlab.paper import FIG8_BON_PRMS_ABOVE, FIG8_QWEN_MC  # noqa: E402
+from prmlab.paper import FIG8_BON_PRMS_ABOVE  # noqa: E402
 
 
 def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
@@ -27,7 +27,6 @@ def min_position_bars(last_share: dict[str, float]):
     ax.bar(names, [last_share[n] for n in names], color="#4878a8")
     ax.axhline(FIG8_BON_PRMS_ABOVE, ls="--", color="gray", lw=1,
                label=f"paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > {FIG8_BON_PRMS_ABOVE:g}%")
-    ax.axhline(FIG8_QWEN_MC, ls=":", color="gray", lw=1, label=f"paper Fig. 8: Qwen MC-trained PRM {FIG8_QWEN_MC}%")
     ax.set_ylim(0, 100)
     ax.tick_params(axis="x", rotation=30, labelsize=8)
     return _finish(fig, ax, "", "min score on final step (% of responses)", "Where PRMs put their lowest step score")
