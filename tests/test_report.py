@@ -118,6 +118,18 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     # the interval's ends: the error bar spans lo .. hi
     seg = fig.axes[0].collections[0].get_segments()[0]
     assert [seg[0][0], seg[1][0]] == [-2.0, 4.0]
+    # hard = soft counts within +-3: the margin is drawn, so "inconclusive" over [-2, 4] reads at a glance
+    band = [c for c in fig.axes[0].collections if type(c).__name__ != "LineCollection"]
+    xs = band[0].get_paths()[0].vertices[:, 0]
+    assert (xs.min(), xs.max()) == (-3.0, 3.0)
+    # the consensus kept share is calibration: labelled so, and the paper's effects are marked where given
+    recs = [{"id": "consensus", "verdict": "reproduced", "estimates": {"kept_share": [55.0, 54.0, 56.0],
+                                                                       "f1_consensus_minus_mc": [8.0, 3.0, 13.0]}}]
+    fig = plots.findings_intervals(recs)
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert any("(calibration)" in t for t in labels) and not all("(calibration)" in t for t in labels)
+    diamonds = [ln for ax in fig.axes for ln in ax.lines if ln.get_marker() == "D"]
+    assert [ln.get_xdata()[0] for ln in diamonds] == [6.2]  # Fig. 2: 46.3 - 40.1
     import matplotlib.pyplot as plt
 
     plt.close("all")

@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from prmlab.findings import WINDOW, estimate  # noqa: E402
+from prmlab.findings import EQUAL, WINDOW, estimate  # noqa: E402
 from prmlab.paper import FIG8_BON_PRMS_ABOVE  # noqa: E402
 
 
@@ -96,7 +96,8 @@ def bon_curve(rows: list[dict], n_problems: int = 0):
 def findings_intervals(records: list[dict]):
     """One panel per finding and unit (a finding whose estimates are in different units, e.g. % kept and
     F1 points, gets a panel each), one row per estimate: the point and its 95% interval as a horizontal
-    error bar, a vertical line at 0 (no difference). Accepts one seed's records ({name: [point, lo, hi]})
+    error bar (grey: a calibration, which decides nothing), a vertical line at 0 (no difference), the margin an
+    equality or a window counts within shaded, and the paper's effect as a red diamond where it gives one. Accepts one seed's records ({name: [point, lo, hi]})
     and the multi-seed aggregate ({name: {"mean", "lo", "hi"}})."""
     panels = []
     for rec in (r for r in records if r.get("estimates")):
@@ -113,16 +114,27 @@ def findings_intervals(records: list[dict]):
         ys = list(range(len(names)))[::-1]
         # A NaN bound (one seed: no across-seed interval) draws the point alone.
         err = [[p - a if a == a else 0.0 for p, a in zip(pts, lo)], [b - p if b == b else 0.0 for p, b in zip(pts, hi)]]
-        ax.errorbar(pts, ys, xerr=err, fmt="o", color="#4878a8", capsize=3)
+        decides = [estimate(n).decides for n in names]
+        for flag, color in ((True, "#4878a8"), (False, "#a0a0a0")):  # a calibration's interval in grey: no verdict
+            idx = [i for i, d in enumerate(decides) if d == flag]
+            if idx:
+                ax.errorbar([pts[i] for i in idx], [ys[i] for i in idx], xerr=[[err[0][i] for i in idx], [err[1][i] for i in idx]],
+                            fmt="o", color=color, capsize=3)
         ax.axvline(0.0, color="gray", lw=1)
-        for e in (e for e in map(estimate, names) if e.rule == WINDOW):  # e.g. Fig. 2's "about 40%" as 25-55%
-            ax.axvspan(e.center - e.margin, e.center + e.margin, color="gray", alpha=0.15, lw=0)
-        ax.set_yticks(ys, [estimate(n).label for n in names], fontsize=7)
+        for y, e in zip(ys, map(estimate, names)):
+            if e.rule == WINDOW:  # e.g. Fig. 2's "about 40%" as 25-55%
+                ax.fill_betweenx([y - 0.35, y + 0.35], e.center - e.margin, e.center + e.margin, color="gray", alpha=0.15, lw=0)
+            elif e.margin is not None:  # an equality (or "matches") counts within +-margin of 0: drawn, so the reader sees why
+                ax.fill_betweenx([y - 0.35, y + 0.35], -e.margin, e.margin, color="#55a868", alpha=0.18, lw=0)
+            if e.effect is not None and e.rule != EQUAL:  # the paper's own effect, where it gives one
+                ax.plot([e.effect], [y], marker="D", color="#c44e52", ms=4, ls="none")
+        ax.set_yticks(ys, [estimate(n).label + ("" if estimate(n).decides else " (calibration)") for n in names], fontsize=7)
         ax.set_ylim(-0.7, len(names) - 0.3)
         claim = rec.get("claim", rec.get("id", ""))
         ax.set_title(f"{claim[:90] + ('...' if len(claim) > 90 else '')}: {rec.get('verdict', '')}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
-        ax.set_xlabel((unit or "estimate") + " (95% interval; line at 0: no difference)", fontsize=7)
+        ax.set_xlabel((unit or "estimate") + " (95% interval; shaded: the margin; red diamond: the paper's effect)",
+                      fontsize=7)
     fig.suptitle("Findings: estimates and 95% intervals")
     fig.tight_layout()
     return fig
