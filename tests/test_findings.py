@@ -409,3 +409,18 @@ def test_every_finding_has_a_short_claim():
     assert all(0 < len(f.short) <= 40 and len(f.short) < len(f.claim) for f in FINDINGS)
     assert len({f.short for f in FINDINGS}) == len(FINDINGS)
     assert short("hard_soft") == "hard = soft MC labels (unfiltered)" and short("nope", "A claim") == "A claim"
+
+
+def test_table4_human_half_is_decomposed_beside_the_verdict():
+    """The toy human PRM's controls: on-policy (good here) and exact (bad here) against human (bad): +100 and 0 F1
+    points, shown with the finding and deciding nothing: the verdict is judge - mc and human - judge alone."""
+    rows = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in _pb_rows()]
+    named = {"prm/mc_hard": "prm/bad", "prm/judge": "prm/good", "prm/human": "prm/bad", "prm/human_onpolicy": "prm/good",
+             "prm/human_exact": "prm/bad"}
+    pb = [dict(r, model=m) for r in rows for m, src in named.items() if r["model"] == src]
+    rec = {r["id"]: r for r in Findings(pb, ["tune", "test"], "tune", [], {}, n_boot=100).records()}["mc_judge_human"]
+    assert rec["estimates"]["f1_human_onpolicy_minus_human"][0] == 100.0
+    assert rec["estimates"]["f1_human_exact_minus_human"][0] == 0.0
+    assert "what off-policy solutions cost" in rec["ours"] and "size and epochs" in rec["ours"]
+    # judge - mc +100 (reproduced) but human - judge -100 (not): the controls change nothing in the verdict
+    assert rec["verdict"] == NOT_REPRODUCED

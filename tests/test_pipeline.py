@@ -295,7 +295,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     expected = {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "consensus", "toy_human", "build_processbench",
                 "sample_eval", "eval_processbench", "eval_bon", "analyze_bias", "report", "ceiling"} | {
         f"{stage}@{s}" for stage in ("prm_data", "train_prm")
-        for s in ("mc_hard", "mc_soft", "judge", "consensus", "human", "oracle", "outcome")}
+        for s in ("mc_hard", "mc_soft", "judge", "consensus", "human", "human_onpolicy", "human_exact", "oracle", "outcome")}
     assert expected <= names, expected - names
     for r in children:
         assert r.info.status == "FINISHED"

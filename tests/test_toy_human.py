@@ -55,6 +55,24 @@ def test_the_pick_prefers_flawed_solutions_at_the_stated_share_and_labels_them_a
     assert 160 <= wrong <= 240 and wrong == noisy["false_alarm"] + noisy["missed"] + noisy["misplaced"]
 
 
+def test_controls_same_picks_exact_labels_and_as_many_on_policy_solutions():
+    """human_exact: the very solutions `human` picked, in order, with the verifier's labels (picks unchanged by
+    asking for them); human_onpolicy: `n` solutions from fewer problems, in further rounds, never one twice."""
+    problems = [Problem(id=f"p{i}", source="toy", question=f"q{i}", gold_answer="1") for i in range(300)]
+    rs = _responses(problems)
+    noisy, _ = pick_and_annotate(problems, rs, 3, 0.6, 0.5)
+    exact: list = []
+    again, _ = pick_and_annotate(problems, rs, 3, 0.6, 0.5, exact=exact)
+    assert again == noisy and [e.response_id for e in exact] == [e.response_id for e in noisy]
+    for e in exact:
+        assert tuple(e.labels) == ((1, 0) if e.response_id.endswith("/bad") else (1, 1, 1))
+    assert sum(e.labels != x.labels for e, x in zip(exact, noisy)) > 100  # noise 0.5: about half relabelled
+    few = problems[:40]  # 40 problems x 2 responses: 70 solutions need a second round, 80 all, 100 cannot be had
+    got, counts = pick_and_annotate(few, _responses(few), 0, 0.6, 0.0, n=70)
+    assert len(got) == 70 == len({e.response_id for e in got}) and counts["no_solution"] == 0
+    assert len(pick_and_annotate(few, _responses(few), 0, 0.6, 0.0, n=100)[0]) == 80
+
+
 PARAMS = ("toy: {seed: 0, min_steps: 2, max_steps: 5}\n"
           "toy_models: {corpus: 40, policy_steps: 4, batch_size: 4}\n"
           "sample: {n: 6, max_tokens: 240, temperature: 0.7, top_p: 0.8}\n"
@@ -62,15 +80,22 @@ PARAMS = ("toy: {seed: 0, min_steps: 2, max_steps: 5}\n"
 
 
 def _run(tmp_path, params: str):
+    from prmlab.io import write_jsonl
+
     texts = tmp_path / "eval_texts.json"
     problems = make_problems(7, 5, "toy-human")  # the stage's stream for toy.seed 0
     texts.write_text(json.dumps({"toy": [problems[0].question], "processbench_toy": []}))
+    policy = [Problem(id=f"t{i}", source="toy", question=f"q{i}", gold_answer="1") for i in range(3)]
+    write_jsonl(str(tmp_path / "train.jsonl"), policy)  # the policy's training problems and responses (on-policy control)
+    write_jsonl(str(tmp_path / "samples.jsonl"), _responses(policy))
     (tmp_path / "params.yaml").write_text(params)
     env = {**os.environ, "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}", "PYTHONPATH": str(ROOT / "src"),
            "OMP_NUM_THREADS": "1"}
     p = subprocess.run([sys.executable, "-m", "stages.toy_human", "--base", str(ROOT / "models/base"), "--eval-texts", str(texts),
-                        "--writer", str(tmp_path / "writer"), "--out", str(tmp_path / "human.jsonl"), "--metrics",
-                        str(tmp_path / "m.json"), "--params", str(tmp_path / "params.yaml")],
+                        "--problems", str(tmp_path / "train.jsonl"), "--samples", str(tmp_path / "samples.jsonl"),
+                        "--writer", str(tmp_path / "writer"), "--out", str(tmp_path / "human.jsonl"),
+                        "--exact-out", str(tmp_path / "exact.jsonl"), "--onpolicy-out", str(tmp_path / "onpolicy.jsonl"),
+                        "--metrics", str(tmp_path / "m.json"), "--params", str(tmp_path / "params.yaml")],
                        cwd=ROOT, env=env, capture_output=True, text=True)
     return p, problems
 
@@ -89,6 +114,11 @@ def test_stage_trains_a_writer_samples_it_and_drops_evaluation_problems(tmp_path
     for r in rows:  # noise 0: the labels are the verifier's on the writer's very text
         fe = verify(by_id[r["response_id"].split("/")[0]], r["completions"]).first_error
         assert r["labels"] == ([1] * len(r["labels"]) if fe == -1 else [1] * fe + [0])
+    # the controls: the same solutions with exact labels (noise 0: equal here), and as many of the policy's own
+    exact = [json.loads(x) for x in (tmp_path / "exact.jsonl").read_text().splitlines()]
+    onpolicy = [json.loads(x) for x in (tmp_path / "onpolicy.jsonl").read_text().splitlines()]
+    assert exact == rows and m["exact_examples"] == len(rows)
+    assert len(onpolicy) == min(len(rows), 6) == m["onpolicy_examples"] and all(r["response_id"].startswith("t") for r in onpolicy)
 
 
 def test_a_writer_that_would_be_the_policy_is_refused_before_it_trains(tmp_path):

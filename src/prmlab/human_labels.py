@@ -47,7 +47,7 @@ from prmlab.io import DataError, iter_jsonl, read_json
 from prmlab.params import ParamsError, read_params
 from prmlab.records import PRMExample
 from prmlab.result import Done
-from prmlab.sources import HUMAN_SOURCES, TOY_HUMAN
+from prmlab.sources import HUMAN_SOURCES, TOY_HUMANS
 from prmlab.steps import duplicate_key
 
 SHEPHERD_TAG = "ки"
@@ -67,8 +67,8 @@ def check_sources(params: dict) -> None:
         if not isinstance(path, str) or not path.strip():
             raise ParamsError(f"human_labels.{source}: expected the path of a {source} file or folder, got {path!r}")
     sources = (params.get("train_prm") or {}).get("sources") or []
-    if TOY_HUMAN in sources and not (params.get("profile") or {}).get("toy"):
-        raise ParamsError(f"train_prm.sources names {TOY_HUMAN!r}, the toy profile's PRM800K analogue; the paper "
+    if (toy := next((s for s in sources if s in TOY_HUMANS), None)) and not (params.get("profile") or {}).get("toy"):
+        raise ParamsError(f"train_prm.sources names {toy!r}, of the toy profile's PRM800K analogue; the paper "
                           "profile's human labels are prm800k (human_labels: {prm800k: PATH})")
     for source in HUMAN_SOURCES:
         if source in sources and source not in human:

@@ -5,11 +5,17 @@
   `oracle` and `outcome` from the toy world's verifier).
 - `HUMAN_SOURCES`: released step labels, converted by stage human_data (prmlab.human_labels).
 - `TOY_HUMAN`: the toy profile's PRM800K analogue, written by stage toy_human@toy (prmlab.toy.annotators).
+- `TOY_HUMAN_CONTROLS`: its controls, written beside it (issue #54): `human_onpolicy`, the same annotator on
+  the policy's own responses (as many solutions, the same picking and noise), and `human_exact`, the same
+  off-policy solutions with the verifier's labels. Against `human`, each isolates one of the ways the toy's
+  human labels differ from the judge's: off-policy solutions, and the annotator's noise.
 - `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets issue #26's targets.
 """
 
 SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
 HUMAN_SOURCES = ("prm800k", "math_shepherd")
 TOY_HUMAN = "human"
-KNOWN = SOURCES + HUMAN_SOURCES + (TOY_HUMAN,)
+TOY_HUMAN_CONTROLS = ("human_onpolicy", "human_exact")
+TOY_HUMANS = (TOY_HUMAN, *TOY_HUMAN_CONTROLS)  # every source stage toy_human@toy writes
+KNOWN = SOURCES + HUMAN_SOURCES + TOY_HUMANS
 CEILING = "oracle_ceiling"  # not a source: the oracle PRM at the ceiling's budget (stage ceiling@toy), scored beside them

@@ -13,7 +13,7 @@ from prmlab.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and
 from prmlab.params import ParamsError
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response, labels_from_first_error
 from prmlab.result import Done
-from prmlab.sources import HUMAN_SOURCES, SOURCES, TOY_HUMAN
+from prmlab.sources import HUMAN_SOURCES, SOURCES, TOY_HUMANS
 
 
 def step_labels(source: str, r: Response, m: MCLabel | None, j: JudgeLabel | None) -> list[int] | None:
@@ -165,11 +165,11 @@ def prepare_consensus(a, cfg: dict) -> tuple:
     """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: (--source, the
     file the set comes from, and a released source's training set, else the problems, the responses and both
     labels, fitting them)."""
-    if (source := getattr(a, "source", None)) in HUMAN_SOURCES + (TOY_HUMAN,):
+    if (source := getattr(a, "source", None)) in HUMAN_SOURCES + TOY_HUMANS:
         # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
         path = Path(a.human) / f"{a.source}.jsonl"
         if not path.exists():
-            made_by = ("stage toy_human@toy (toy profile only)" if a.source == TOY_HUMAN else
+            made_by = ("stage toy_human@toy (toy profile only)" if a.source in TOY_HUMANS else
                        f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
             raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
         return source, path, read_jsonl(path, PRMExample)

@@ -19,6 +19,10 @@ policy's own responses, stays as an upper bound):
 
     examples, counts = pick_and_annotate(problems, responses, seed=0, flawed_share=0.6, noise=0.1)
 
+Its controls (issue #54), written by the same stage: `human_exact`, the same picked solutions with the
+verifier's labels (what the annotator's noise costs), and `human_onpolicy`, the same annotator picking as
+many of the policy's own responses to its training problems (what off-policy solutions cost).
+
 `toy_human_labels` is stage toy_human@toy's core (prmlab.stage runs it), with params `toy_human` (ToyHumanConfig).
 """
 
@@ -30,7 +34,7 @@ from pathlib import Path
 
 from prmlab.engine import check_engine, open_engine
 from prmlab.human_labels import drop_eval_problems
-from prmlab.io import read_json
+from prmlab.io import DataError, read_json, read_jsonl
 from prmlab.params import ParamsError, check
 from prmlab.prompts import policy_messages
 from prmlab.records import PRMExample, Problem, Response, distinct_responses, labels_from_first_error
@@ -72,33 +76,50 @@ def annotator_label(rng: random.Random, first_error: int, n_steps: int, noise: f
 
 
 def pick_and_annotate(problems: list[Problem], responses: list[Response], seed: int, flawed_share: float,
-                      noise: float) -> tuple[list[PRMExample], dict[str, int]]:
+                      noise: float, n: int | None = None, exact: list[PRMExample] | None = None
+                      ) -> tuple[list[PRMExample], dict[str, int]]:
     """One solution per problem (of its responses; a problem with none is skipped and counted), a flawed one
     with probability `flawed_share` when there is one, labelled by a noisy annotator; counts of what was
-    picked and mislabelled. The true first error is the verifier's (Response.true_first_error)."""
+    picked and mislabelled. The true first error is the verifier's (Response.true_first_error).
+    `n`: exactly that many solutions where the responses allow, in further rounds over the problems (another of
+    a problem's responses each round, never one twice) when one each is too few, and stopping at n.
+    `exact`: gets the same solutions with the verifier's labels, in the same order."""
     rng = random.Random(seed)
     by: dict[str, list[Response]] = {}
     for r in responses:
         by.setdefault(r.problem_id, []).append(r)
     out, counts = [], {"solutions": 0, "no_solution": 0, "flawed": 0, "false_alarm": 0, "missed": 0, "misplaced": 0,
                        "agree_with_verifier": 0}
-    for p in problems:
-        cands = by.get(p.id, [])
-        if not cands:
-            counts["no_solution"] += 1
-            continue
-        flawed = [r for r in cands if r.true_first_error != -1]
-        clean = [r for r in cands if r.true_first_error == -1]
-        r = rng.choice(flawed if flawed and (not clean or rng.random() < flawed_share) else clean)
-        truth = r.true_first_error
-        given, mistake = annotator_label(rng, truth, len(r.steps), noise)
-        counts["solutions"] += 1
-        counts["flawed"] += truth != -1
-        counts["agree_with_verifier"] += given == truth
-        if mistake:
-            counts[mistake] += 1
-        labels = labels_from_first_error(len(r.steps), given)
-        out.append(PRMExample(prompt=p.question, completions=r.steps[: len(labels)], labels=labels, response_id=r.response_id))
+    used: set[str] = set()
+    for round_ in range(max(len(v) for v in by.values()) if by and n is not None else 1):
+        before = len(out)
+        for p in problems:
+            if n is not None and len(out) >= n:
+                break
+            cands = [r for r in by.get(p.id, []) if r.response_id not in used]
+            if not cands:
+                counts["no_solution"] += round_ == 0
+                continue
+            flawed = [r for r in cands if r.true_first_error != -1]
+            clean = [r for r in cands if r.true_first_error == -1]
+            r = rng.choice(flawed if flawed and (not clean or rng.random() < flawed_share) else clean)
+            used.add(r.response_id)
+            truth = r.true_first_error
+            given, mistake = annotator_label(rng, truth, len(r.steps), noise)
+            counts["solutions"] += 1
+            counts["flawed"] += truth != -1
+            counts["agree_with_verifier"] += given == truth
+            if mistake:
+                counts[mistake] += 1
+            labels = labels_from_first_error(len(r.steps), given)
+            out.append(PRMExample(prompt=p.question, completions=r.steps[: len(labels)], labels=labels,
+                                  response_id=r.response_id))
+            if exact is not None:
+                true_labels = labels_from_first_error(len(r.steps), truth)
+                exact.append(PRMExample(prompt=p.question, completions=r.steps[: len(true_labels)], labels=true_labels,
+                                        response_id=r.response_id))
+        if n is None or len(out) >= n or len(out) == before:
+            break
     return out, counts
 
 
@@ -117,30 +138,45 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
     return metrics
 
 
-def prepare_toy_human(a, cfg: dict) -> tuple[dict[str, list[str]], Path, str]:
-    """A writer that would be the policy refused; the evaluation sets' problem texts, the base and writer folders."""
+def prepare_toy_human(a, cfg: dict) -> tuple[dict[str, list[str]], Path, str, list[Problem], list[Response]]:
+    """A writer that would be the policy refused; the evaluation sets' problem texts, the base and writer folders,
+    and the policy's training problems and responses (the on-policy control's), checked before any model loads."""
     if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
         raise ParamsError("toy_human.writer_seed equals toy_models.seed: the writer would be the policy (set another seed)")
 
     check_engine(cfg["engine"], "toy_human", cfg["policy"])
-    return read_json(a.eval_texts), Path(a.base), a.writer
+    problems, responses = read_jsonl(a.problems, Problem), read_jsonl(a.samples, Response)
+    if (bad := next((r for r in responses if r.true_first_error is None), None)) is not None:
+        raise DataError(f"{a.samples}: response {bad.response_id!r} has no verifier label (field 'true_first_error'): "
+                        "the on-policy control needs the toy world's responses")
+    return read_json(a.eval_texts), Path(a.base), a.writer, problems, responses
 
 
-def toy_human_labels(cfg: dict, data: tuple[dict[str, list[str]], Path, str], run):
+def toy_human_labels(cfg: dict, data: tuple, run):
     """Stage toy_human@toy: the writer into --writer, `samples` solutions from it to each of `toy_human.n`
     problems of their own stream (toy.seed * 1000 + 7, the study's difficulty mix), one picked and annotated
-    per problem, minus the problems an evaluation set holds."""
+    per problem, minus the problems an evaluation set holds (--out); the same solutions with the verifier's
+    labels (--exact-out); and as many of the policy's own training responses, picked and annotated alike
+    (--onpolicy-out; the policy's problems are training problems, none an evaluation set holds)."""
     import dataclasses
 
-    (eval_texts, base, writer), c, toy = data, cfg["toy_human"], cfg["toy"]
+    (eval_texts, base, writer, policy_problems, policy_responses), c, toy = data, cfg["toy_human"], cfg["toy"]
     m = train_writer(base, Path(writer), c, cfg["toy_models"], toy, run)
     problems = toy.problems(7, c.n, "toy-human")
     scfg = dataclasses.replace(cfg["sample"], n=c.samples, max_problems=0)
     with open_engine(cfg, "toy_human", dataclasses.replace(cfg["policy"], model=writer)) as eng:
         responses, metas = eng.shards(problems, scfg.shard_size, None, sample_shard(scfg), unit="problems")
     dropped = {k: sum(m[k] for m in metas.values()) for k in ("no_steps", "no_answer", "truncated")}
-    examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise)
+    exact: list[PRMExample] = []
+    examples, counts = pick_and_annotate(problems, responses, toy.seed, c.flawed_share, c.noise, exact=exact)
     kept, removed = drop_eval_problems(examples, eval_texts)
+    exact_kept, _ = drop_eval_problems(exact, eval_texts)
+    # the on-policy control: as many solutions as `human` keeps, its own stream of picks and mistakes
+    onpolicy, on_counts = pick_and_annotate(policy_problems, policy_responses, toy.seed * 1000 + 8, c.flawed_share,
+                                            c.noise, n=len(kept))
+    m |= {"onpolicy_examples": len(onpolicy), "onpolicy_flawed": on_counts["flawed"],
+          "onpolicy_label_accuracy": on_counts["agree_with_verifier"] / max(on_counts["solutions"], 1),
+          "exact_examples": len(exact_kept)}
     m |= {**counts, **removed, **{f"dropped_{k}": v for k, v in dropped.items()}, "examples": len(kept),
           **{f"writer_{k}": v for k, v in sample_metrics(responses, len(problems), scfg).items()},
           "writer_distinct": distinct_responses(responses),
@@ -149,5 +185,6 @@ def toy_human_labels(cfg: dict, data: tuple[dict[str, list[str]], Path, str], ru
           "label_accuracy": counts["agree_with_verifier"] / max(counts["solutions"], 1)}
     return Done(m, f"writer right on {100 * m['writer_accuracy']:.1f}% of {m['writer_kept']} samples; {counts['solutions']} "
                    f"picked ({counts['flawed']} flawed), annotator right on {100 * m['label_accuracy']:.1f}% (noise {c.noise}); "
-                   f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples",
-                outputs={"out": kept})
+                   f"{removed['removed_total']} dropped as evaluation problems; {len(kept)} examples; controls: "
+                   f"{len(exact_kept)} exact, {len(onpolicy)} on-policy ({100 * m['onpolicy_label_accuracy']:.1f}% right)",
+                outputs={"out": kept, "exact_out": exact_kept, "onpolicy_out": onpolicy})
