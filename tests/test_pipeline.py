@@ -497,11 +497,42 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(study):
     assert "prm_last" in (study / "metrics" / "eval_bon.json").read_text()
 
 
+def test_mc_dose_sweep_runs_a_point_per_value_and_seed_as_experiments(study):
+    """`python -m flows.sweep label_mc.temperature 1.3 0.7` (issue #54's MC dose-response, one seed): the study's own
+    value at seed 0 is the committed study, read; 0.7 is a DVC experiment whose params say so; each point's measures
+    are its study's consensus audit and findings; the page has a row per value, the study's marked."""
+    run(["git", "add", "-A"], study)
+    run(["git", "commit", "-qm", "the study", "--allow-empty"], study)
+    p = run([sys.executable, "-m", "flows.sweep", "label_mc.temperature", "1.3", "0.7", "--project-dir", str(study)], study,
+            timeout=1500)
+    from flows.seeds import experiments
+
+    name = "sweep-label_mc_temperature-0.7-s0"
+    sha = experiments(str(study))[name]
+    shown = json.loads(run(["dvc", "exp", "show", "--json"], study).stdout)
+    revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
+    assert revs[name]["data"]["params"]["params.yaml"]["data"]["label_mc"]["temperature"] == 0.7
+    here = json.loads((study / "reports" / "sweeps" / "label_mc.temperature" / "0.7-seed-0.json").read_text())
+    cons = json.loads(run(["git", "show", f"{sha}:metrics/consensus.json"], study).stdout)
+    assert here["ran"] == f"dvc exp run -n {name}" and here["measures"]["mc_first_error_accuracy"] == pytest.approx(
+        100 * cons["audit"]["mc"]["first_error_accuracy"])
+    home = json.loads((study / "reports" / "sweeps" / "label_mc.temperature" / "1.3-seed-0.json").read_text())
+    assert home["ran"] == "the committed study" and home["study"] == here["study"]
+    assert home["measures"]["consensus_kept"] == pytest.approx(
+        100 * json.loads((study / "metrics" / "consensus.json").read_text())["consensus_kept_share"])
+    md = (study / "reports" / "sweeps" / "label_mc.temperature.md").read_text()
+    assert "| 1.3 (the study) | 0 |" in md and "| 0.7 | 0 |" in md and "2 values" in p.stdout
+    # the experiment ran in a copy: the workspace keeps the committed study
+    assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
+    bad = run([sys.executable, "-m", "flows.sweep", "label_mc.no_such_key", "1", "--project-dir", str(study)], study, check=False)
+    assert bad.returncode == 2 and "label_mc.no_such_key: no such params key" in bad.stderr
+
+
 def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path):
     """`make study-seeds` on tiny settings: seed 0 is the committed study (restored from DVC's run cache),
     seed 1 a new world; reports/seeds.json combines their findings with across-seed intervals."""
     run(["git", "add", "-A"], study)
-    run(["git", "commit", "-qm", "the study"], study)
+    run(["git", "commit", "-qm", "the study", "--allow-empty"], study)
     p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)], study, timeout=1500)
     agg = json.loads((study / "reports" / "seeds.json").read_text())
     head = run(["git", "rev-parse", "--short", "HEAD"], study).stdout.strip()  # the study the seeds cover

@@ -357,3 +357,25 @@ def test_best_of_n_table_and_prm_results_carry_the_within_problem_auc(tmp_path):
     md = _build(tmp_path)
     assert "| a prm@4 (product) | 75 | - | 0.750 |" in md and "| maj@4 | 50 | - | - |" in md
     assert prm_results(load_metrics(tmp_path))["a"]["eval.bon_within_problem_auc_product"] == 0.75
+
+
+def test_sweep_page_gives_each_value_its_mean_and_interval_over_seeds():
+    """reports/sweeps/<key>.md from hand-made points: 0.7 on seeds 0, 1 (MC accuracy 80 and 84: mean 82, sd 2.83,
+    t(1 df) 12.706 x 2.83 / sqrt(2) = +-25.4); 1.3, the study's value, on seed 0 alone (its value, no interval)."""
+    from prmlab.report.sweep import point_measures, sweep_page
+
+    def point(v, k, acc, gap):
+        return {"value": v, "seed": k, "measures": {"mc_first_error_accuracy": acc, "f1_judge_minus_mc": gap}}
+
+    rec, md = sweep_page("label_mc.temperature", 1.3, [point(0.7, 1, 84.0, [2.0, 1.0, 3.0]), point(0.7, 0, 80.0, [4.0, 3.0, 5.0]),
+                                                        point(1.3, 0, 59.4, [10.8, 6.0, 15.6])])
+    a = rec["values"]["0.7"]["mc_first_error_accuracy"]
+    assert a["mean"] == 82.0 and a["seeds"] == 2 and abs(a["hi"] - 82.0 - 12.706 * 8 ** 0.5 / 2 ** 0.5) < 1e-9
+    assert rec["values"]["0.7"]["seeds"] == [0, 1] and rec["values"]["1.3"]["f1_judge_minus_mc"]["mean"] == 10.8
+    assert "| 1.3 (the study) | 0 | 59.4 |" in md and "| 0.7 | 0, 1 | 82.0 [" in md
+    # measures of one study: the consensus audit's first-error accuracies (as %) and the findings' Table 4 estimate
+    m = point_measures({"findings": [{"id": "mc_judge_human", "estimates": {"f1_judge_minus_mc": [6.0, 1.0, 11.0]}}]},
+                       {"consensus_kept_share": 0.55, "audit": {"mc": {"first_error_accuracy": 0.594},
+                                                                "judge": {"first_error_accuracy": 0.833}}})
+    assert m.pop("f1_judge_minus_mc") == [6.0, 1.0, 11.0]
+    assert m == pytest.approx({"mc_first_error_accuracy": 59.4, "judge_first_error_accuracy": 83.3, "consensus_kept": 55.0})
