@@ -3,6 +3,7 @@
     python -m flows.seeds --seeds 6          # make study-seeds: seeds 0..5
     python -m flows.seeds --seeds 6 --jobs 3 # three seeds' experiments at once (a machine with the cores)
     python -m flows.seeds --seeds 6 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
+    python -m flows.seeds --seeds 6 --aggregate-only --study 037c879d3b67   # an older study's filed seeds, likewise
     python -m flows.seeds --seeds 6 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
     python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (scripts/seeds_plain.py)
 
@@ -135,21 +136,25 @@ def stale_lock(project_dir: str) -> str | None:
 
 def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, headline: dict | None = None) -> Path:
     """reports/seeds/seed-<k>.json: a seed's findings (a report's reports/findings.json), the commit it ran
-    from and that commit's study, how it ran, its exact-label PRMs against issue #26's targets, and its
-    headline (reports/headline.json: each PRM's own figures; None where the run's was not kept)."""
+    from and that commit's study, how it ran, its exact-label PRMs against issue #26's targets, its
+    headline (reports/headline.json: each PRM's own figures; None where the run's was not kept), and the
+    machine and torch build its models computed on, as its own report recorded them (findings.json's `device`:
+    the run's, never this process's, which may only be filing a seed run elsewhere; None where that report
+    predates issue #54, and reports/seeds.md reads it as "not recorded")."""
     from prmlab.io import write_json
 
     out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+    dev = findings.get("device") or {}
     write_json(out, {"seed": k, "commit": commit, "study": study_id(project_dir, commit), "ran": ran,
                      "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline,
-                     "machines": findings.get("machines", [])})
+                     "machines": findings.get("machines", []), "machine": dev.get("machine"), "torch": dev.get("torch")})
     return out
 
 
-def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, str]]:
-    """The committed study's seeds from reports/seeds/: {seed-k: its file (`write_seed`)}, and {seed-k: why it
-    does not count} for each missing seed or one of another study."""
-    study = study_id(project_dir)
+def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dict[str, dict], dict[str, str]]:
+    """The committed study's seeds from reports/seeds/ (or those filed under `study`, an older study's id): {seed-k:
+    its file (`write_seed`)}, and {seed-k: why it does not count} for each missing seed or one of another study."""
+    wanted = study or study_id(project_dir)
     recs, missing = {}, {}
     for k in range(seeds):
         name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
@@ -157,8 +162,9 @@ def collect(project_dir: str, seeds: int) -> tuple[dict[str, dict], dict[str, st
             missing[name] = "not run"
             continue
         rec = json.loads(f.read_text())
-        if rec["study"] != study:
-            missing[name] = f"ran from {rec['commit']}, another study (its code, params or models differ from HEAD's)"
+        if rec["study"] != wanted:
+            missing[name] = (f"ran from {rec['commit']}, another study (its code, params or models differ from HEAD's)"
+                             if study is None else f"ran from {rec['commit']}, study {rec['study']}, not {study}")
             continue
         recs[name] = rec
     return recs, missing
@@ -180,11 +186,19 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
 
 @flow(name="prmlab-seeds", log_prints=True)
 def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = False,
-                only: list[int] | None = None, jobs: int = 1) -> list[dict]:
+                only: list[int] | None = None, jobs: int = 1, study: str | None = None) -> list[dict]:
+    """Run seeds 0..seeds-1 of HEAD's study (or `only` some), then aggregate them; `study`: aggregate, without running
+    anything, the seeds filed under that older study's id (its files stay in reports/seeds/ when HEAD's study moves
+    on, and a change to the pages, e.g. issue #54's sensitivity block, is regenerated from them)."""
     import yaml
 
     if seeds < 2:
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
+    if study is not None:
+        recs, missing = collect(project_dir, seeds, study)
+        if missing:  # nothing can run for an older study: say which files are not its, write nothing
+            raise RuntimeError(f"study {study} lacks " + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())))
+        return write_aggregate(project_dir, recs, None)
     # The committed params, not the workspace's: an experiment run or applied there (`dvc exp run`, `dvc exp apply`)
     # leaves its seed's values, and seeds shifted from those would repeat that seed under another name.
     params = yaml.safe_load(git(project_dir, "show", "HEAD:params.yaml"))
@@ -216,7 +230,13 @@ def main() -> None:
     ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold HEAD's study)")
     ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
     ap.add_argument("--headline", help="with --record: that run's reports/headline.json (default: beside --findings, if there)")
+    ap.add_argument("--study", metavar="ID", help="with --aggregate-only: aggregate the seed files of this study id (an "
+                    "older study's, e.g. the exploratory six-seed study 037c879d3b67) instead of HEAD's")
     a = ap.parse_args()
+    if a.study is not None and not (a.aggregate_only and a.record is None and a.only is None):
+        ap.error("--study ID only aggregates filed seeds: use it with --aggregate-only (no --only, no --record)")
+    if a.study is not None and (missing := collect(a.project_dir, a.seeds, a.study)[1]):  # before Prefect starts
+        ap.exit(2, f"error: study {a.study} lacks " + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + "\n")
     if a.record is not None:
         if not (a.findings and a.commit) or not 1 <= a.record < a.seeds:
             ap.error(f"--record K (1 <= K < --seeds {a.seeds}) needs --findings and --commit")
@@ -234,7 +254,7 @@ def main() -> None:
         print(f"recorded seed {a.record} from {a.findings} -> {out}")
     try:
         agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,
-                          only=a.only, jobs=a.jobs)
+                          only=a.only, jobs=a.jobs, study=a.study)
     except RuntimeError as e:
         ap.exit(2, f"error: {e}\n")
     for f in agg:

@@ -348,7 +348,7 @@ def test_pending_seeds_table_shows_each_seed_on_its_own():
     f0 = [{"id": "a", "claim": "A", "verdict": "reproduced", "estimates": {"x": [2.4, 1.2, 3.8], "y": [0.5, -1.0, 2.0]}}]
     f1 = [{"id": "a", "claim": "A", "verdict": "inconclusive", "estimates": {"x": [-0.8, -1.9, 0.2]}}]
     rows = per_seed_table({"seed-1": f1, "seed-0": f0})
-    assert rows[2] == "| finding | estimate | seed-0 | seed-1 |"
+    assert rows[2] == "| finding | estimate | seed-0 (development seed) | seed-1 |"
     assert rows[4] == "| A | x | 2.4 [1.2, 3.8] (reproduced) | -0.8 [-1.9, 0.2] (inconclusive) |"
     assert rows[5] == "|  | y | 0.5 [-1.0, 2.0] | - |"
     assert per_seed_table({}) == []
@@ -393,7 +393,7 @@ def test_seeds_md_shows_each_prms_figures_across_seeds():
           "best_of_n": {"n": 8, "maj": 70.0, "a": 61.0}}
     h2 = {"processbench_f1": {"a": 44.0}, "processbench_step_auc": {"a": 0.7}, "best_of_n": {"n": 8, "maj": 72.0, "a": 65.0}}
     rows = prm_table({"seed-2": {"headline": h2}, "seed-0": {"headline": h0}, "seed-1": {"headline": None}})
-    assert rows[0].endswith("(2 of 3):") and rows[2] == "| figure | model | seed-0 | seed-1 | seed-2 | mean | sd |"
+    assert rows[0].endswith("(2 of 3):") and rows[2] == "| figure | model | seed-0 (development seed) | seed-1 | seed-2 | mean | sd |"
     # sd of 40, 44: sqrt(((40 - 42)^2 + (44 - 42)^2) / 1) = 2.83
     assert rows[4] == "| ProcessBench F1 (held-out subsets) | a | 40.0 | - | 44.0 | 42.0 | 2.8 |"
     assert rows[5] == "|  | b | 50.0 | - | - | 50.0 | - |"

@@ -319,6 +319,9 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert cpu["model"] == machine()["model"] and cpu["torch_kernels"]
     assert f"This run's PRMs were trained on: {cpu['vendor']} {cpu['model']}" in report
     assert json.loads((ran / "reports" / "findings.json").read_text())["machines"]
+    # and the machine and torch build, which a seed's file names (issue #54: seeds.md splits verdicts by machine)
+    dev = json.loads((ran / "reports" / "findings.json").read_text())["device"]
+    assert cpu["model"] in dev["machine"] and dev["torch"] == cpu["torch"]
     rep = next(r for r in children if r.info.run_name == "report")
     eid = mc.info.experiment_id
     link = f"| label_mc | [`{mc.info.run_id}`](http://127.0.0.1:5000/#/experiments/{eid}/runs/{mc.info.run_id}) |"

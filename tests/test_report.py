@@ -299,7 +299,7 @@ def test_summary_leads_with_the_verdicts_across_seeds_of_this_run(tmp_path):
 
     md = "\n".join(summary(ONE_SEED, _seeds()))
     assert md.isascii()  # marks that render without an emoji font
-    across, one = md.index("**The study, across 2 seeds**"), md.index("This run alone (seed 0 of those, one seed)")
+    across, one = md.index("**The study, across 2 seeds**"), md.index("This run alone (seed 0 of those, the development seed; one seed)")
     assert across < one
     # verdict first, the claim short, the deciding estimate with its mean and its interval in cells of their own
     assert "| verdict | claim | deciding estimate | mean over seeds | 95% interval across seeds |" in md

@@ -103,8 +103,9 @@ ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_b
 
 
 def machine() -> dict[str, str]:
-    """The CPU a run computed on: vendor, model, the instruction sets that decide which kernels torch, oneDNN
-    and MKL run (`isa`), torch's own choice (`torch_kernels`: AVX512, AVX2, ...) and the threads. Recorded
+    """The machine a run computed on: the CPU's vendor, model, the instruction sets that decide which kernels torch,
+    oneDNN and MKL run (`isa`), torch's own choice (`torch_kernels`: AVX512, AVX2, ...) and the threads; where torch
+    is loaded, its version (`torch`) and the GPU this process used (`gpu`, absent if none). Recorded
     beside every run (MLflow tags) and in the metrics of every stage that runs a model: the same commit's
     trained weights differ across x86 machines of one kind (issue #52: an Intel Xeon with AVX-512/AMX and an
     AMD EPYC with AVX2 trained the judge PRM to loss 0.1883 and 0.1974 on byte-identical data), its labels
@@ -123,8 +124,17 @@ def machine() -> dict[str, str]:
              "isa": " ".join(f for f in ISA_FLAGS if f in flags)}
     torch = sys.modules.get("torch")  # never imported for this alone (a light stage stays light)
     if torch is not None:
-        info |= {"torch_kernels": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads())}
+        # the torch build (a CUDA build's suffix: +cu130) and, where this process computed on a GPU, which one:
+        # issue #54, a seed's figures are its machine's (CPU or GPU), so a seed's file names both
+        info |= {"torch_kernels": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads()),
+                 "torch": torch.__version__}
+        if torch.cuda.is_initialized():  # asking otherwise would initialise CUDA in a process that never used it
+            info["gpu"] = torch.cuda.get_device_name()
     return info
+
+
+# machine()'s keys that are not the CPU's: tagged prmlab.<key>, the CPU's prmlab.cpu.<key>
+NOT_CPU = ("torch", "gpu")
 
 
 def git_commit() -> str:
@@ -133,6 +143,39 @@ def git_commit() -> str:
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+
+
+# What makes a study besides its params: its code, graph and committed toy models (flows.seeds.STUDY_INPUTS less
+# params.yaml, which `study_commits` compares by value).
+STUDY_CODE = ("src", "stages", "dvc.yaml", "models", "data/models")
+
+
+def study_commits(params: str | Path = "params.yaml") -> dict[str, Any]:
+    """Which commits made this run (the report's provenance, issue #54): `code`, HEAD (full hash; "unknown" without
+    git) and `dirty`, the STUDY_CODE paths with uncommitted changes; `params`, the commit whose params it ran: the
+    oldest of the newest commits along `git log -- <params>` whose file holds the workspace's values (parsed, so an
+    edit of comments alone is no new params), None where the workspace's values are in no commit (a study run
+    before its params were committed, or a `dvc exp run` with a seed's values: the commit that files its outputs
+    holds them) or git cannot say. Not HEAD: the study is run before the commit that adds its outputs, so HEAD
+    then is the previous study's (issue #54: a report named dc0e4ce, whose params were the previous study's)."""
+    import yaml
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=True).stdout
+
+    out: dict[str, Any] = {"code": git_commit(), "dirty": [], "params": None}
+    try:
+        changed = [line[3:].split(" -> ")[-1] for line in git("status", "--porcelain", "--untracked-files=no", "--",
+                                                               *STUDY_CODE).splitlines()]
+        out["dirty"] = [c for c in STUDY_CODE if any(f == c or f.startswith(c + "/") for f in changed)]
+        now = yaml.safe_load(Path(params).read_text())
+        for rev in git("log", "--format=%H", "--", str(params)).split():
+            if yaml.safe_load(git("show", f"{rev}:./{params}")) != now:
+                break
+            out["params"] = rev
+    except (OSError, subprocess.SubprocessError, yaml.YAMLError):
+        pass  # no git, no params file: `params` stays None and the report says it cannot name one
+    return out
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -291,7 +334,7 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     commit = git_commit()
     all_tags = {"prmlab.stage": stage.split("@")[0], "git_commit": commit, "mlflow.source.git.commit": commit,
                 **(tags or {}), "prmlab.host": socket.gethostname(), "prmlab.pid": str(os.getpid()),
-                **{f"prmlab.cpu.{k}": v for k, v in machine().items()}}
+                **{f"prmlab.{k}" if k in NOT_CPU else f"prmlab.cpu.{k}": v for k, v in machine().items()}}
     # `dvc exp run` names the experiment in the stage's environment: a run is found by it in the UI.
     for env, tag in (("DVC_EXP_NAME", "dvc.exp_name"), ("DVC_EXP_BASELINE_REV", "dvc.exp_baseline_rev")):
         if os.environ.get(env):

@@ -15,10 +15,21 @@ from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estim
 from prmlab.report.markdown import f3, fmt1, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
+# Seed 0 is the committed study itself, the world the study was developed on: MC's completer temperature and the
+# ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/DESIGN.md; issue #54), so its
+# verdicts are no independent draw. Every list of seeds marks it, and the sensitivity block decides without it.
+DEVELOPMENT_SEED = "seed-0"
+NOT_RECORDED = "not recorded"
+
+
+def seed_label(name: str) -> str:
+    """A seed's name as every page lists it: the development seed marked."""
+    return f"{name} (development seed)" if name == DEVELOPMENT_SEED else name
+
 
 def provenance(recs: dict[str, dict]) -> list[str]:
     """Markdown lines: each seed's commit and how it ran (the committed study, a DVC experiment, or elsewhere)."""
-    return ["How each seed ran:", "", *[f"- {name}: commit {r['commit']}, {r['ran']}"
+    return ["How each seed ran:", "", *[f"- {seed_label(name)}: commit {r['commit']}, {r['ran']}"
                                         + (f"; PRMs trained on {'; '.join(r['machines'])}" if r.get("machines") else "")
                                         for name, r in sorted(recs.items())], "",
             "Trained weights move with the CPU (its core count and its kernels: AVX-512, AVX2), labels do not "
@@ -34,7 +45,7 @@ def runs(recs: dict[str, dict]) -> dict[str, dict[str, str]]:
 def targets_table(recs: dict[str, dict]) -> list[str]:
     """Markdown rows: each seed's PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85 and
     Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
-    rows = [f"| {seed} | {name} | {f3(t['step_auc'])} | "
+    rows = [f"| {seed_label(seed)} | {name} | {f3(t['step_auc'])} | "
             f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
             f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
             for seed, r in sorted(recs.items()) for name, t in r["targets_26"].items()]
@@ -62,7 +73,7 @@ def prm_table(recs: dict[str, dict]) -> list[str]:
     cols = sorted(recs)
     md = ["Each PRM's own figures per seed (its seed's reports/headline.json), with the mean and sd over the seeds "
           f"that kept one ({len(names)} of {len(cols)}):", "",
-          "| figure | model | " + " | ".join(cols) + " | mean | sd |", "|---|---|" + "---|" * (len(cols) + 2)]
+          "| figure | model | " + " | ".join(map(seed_label, cols)) + " | mean | sd |", "|---|---|" + "---|" * (len(cols) + 2)]
     for key, what, nd in HEADLINE_FIGURES:
         models = dict.fromkeys(m for n in names for m, v in (recs[n]["headline"].get(key) or {}).items()
                                if m != "n" and isinstance(v, (int, float)))
@@ -81,7 +92,7 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
         return []
     names = sorted(per_seed)
     md = ["Each seed that has run, on its own (point [95% within-seed interval]; a verdict per seed):", "",
-          "| finding | estimate | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+          "| finding | estimate | " + " | ".join(map(seed_label, names)) + " |", "|---|---|" + "---|" * len(names)]
     for by_run in group_by_id(per_seed).values():
         f, recs = next(iter(by_run.values())), [by_run.get(name) for name in names]
         for i, est in enumerate(dict.fromkeys(k for g in recs if g for k in g["estimates"])):
@@ -150,8 +161,8 @@ def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], hea
     command, and each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
     md = ["# The study over several seeds", "",
           f"**Pending**: {len(recs)} of the {seeds} seeds of the committed study (commit {head}) have run"
-          + (f" ({', '.join(sorted(recs))})" if recs else "") + "; no aggregate until all have. Missing:", "",
-          *[f"- {name}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
+          + (f" ({', '.join(map(seed_label, sorted(recs)))})" if recs else "") + "; no aggregate until all have. Missing:", "",
+          *[f"- {seed_label(name)}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
             for name, why in sorted(missing.items())], "", *provenance(recs),
           *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs), *prm_table(recs)]
     return {"commit": head, **runs(recs), "pending": missing, "findings": []}, "\n".join(md) + "\n"
@@ -202,6 +213,89 @@ def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], st
     return list(seeds["findings"]), ""
 
 
+# ------------------------------------------------------------------- sensitivity (issue #54, item 4)
+
+def seed_machine(rec: dict) -> str:
+    """The machine a seed's models computed on, as its file names it (flows.seeds.write_seed, from its own report);
+    "not recorded" for a file filed before seeds named it, never guessed from its free-text `ran`."""
+    return rec.get("machine") or NOT_RECORDED
+
+
+def subset(recs: dict[str, dict], name: str) -> dict:
+    """Every finding's verdict and every estimate's interval over the seeds `recs` (name -> seed file): across them
+    (aggregate_seeds: mean, 95% interval across seeds) where there are two or more, one seed's own (point, its
+    within-seed interval) where there is one; each estimate's verdict by its own rule (`estimate(name).judge`), so an
+    estimate that does not decide its finding (another reference PRM) shows what it alone would say."""
+    seeds = sorted(recs)
+    if len(seeds) >= 2:
+        found = {f["id"]: (f["verdict"], {n: (e["mean"], e["lo"], e["hi"]) for n, e in f["estimates"].items()})
+                 for f in aggregate_seeds({n: recs[n]["findings"] for n in seeds})}
+    else:
+        found = {f["id"]: (f["verdict"], {n: tuple(v[:3]) for n, v in f["estimates"].items()})
+                 for n in seeds for f in recs[n]["findings"]}
+    return {"name": name, "seeds": seeds, "across": len(seeds) >= 2,
+            "findings": {fid: {"verdict": v, "estimates": {n: {"mean": m, "lo": lo, "hi": hi, "verdict": estimate(n).judge(lo, hi)}
+                                                           for n, (m, lo, hi) in ests.items()}}
+                         for fid, (v, ests) in found.items()}}
+
+
+def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]]:
+    """reports/seeds.json's `sensitivity` and reports/seeds.md's block: the verdicts over every seed, without the
+    development seed, and on each machine the seeds' files name (none where they name fewer than two); every
+    estimate by its own rule in each. All from the seed files, as the aggregate (`agg`, aggregate_seeds' records)."""
+    machines = {n: seed_machine(r) for n, r in sorted(recs.items())}
+    torch = {n: r.get("torch") or NOT_RECORDED for n, r in sorted(recs.items())}
+    groups = [subset(recs, f"every seed ({len(recs)})")]
+    if DEVELOPMENT_SEED in recs and len(recs) > 1:
+        groups.append(subset({n: r for n, r in recs.items() if n != DEVELOPMENT_SEED},
+                             f"without {seed_label(DEVELOPMENT_SEED)} ({len(recs) - 1})"))
+    kinds = sorted(set(machines.values()))
+    if len(kinds) > 1:  # one machine (or none recorded) is no split: its column would repeat "every seed"
+        groups += [subset({n: recs[n] for n, k in machines.items() if k == kind},
+                          f"{kind}: {', '.join(map(seed_label, (n for n, k in machines.items() if k == kind)))}")
+                   for kind in kinds]
+    record = {"development_seed": DEVELOPMENT_SEED, "machines": machines, "torch": torch, "groups": groups}
+
+    def how(g: dict) -> str:
+        return g["name"] + ("" if g["across"] else ", one seed: its own interval")
+
+    def cell(v: str, base: str) -> str:  # a verdict that differs from every seed's in bold
+        return f"**{v}**" if v != base else v
+
+    full = groups[0]["findings"]
+    md = ["## Sensitivity: without the development seed, by machine, each estimate alone", "",
+          f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
+          "ceiling PRM's weight decay were chosen with its PRM results in view (docs/DESIGN.md): its verdicts are no "
+          "independent draw, so each is decided again without it. Each seed's machine and torch build are what its "
+          f"file records (its own report's, flows.seeds.write_seed); \"{NOT_RECORDED}\" where the file predates that "
+          "(its line under \"How each seed ran\" says in words where it ran, never read as a machine here). A verdict "
+          "in bold differs from the one over every seed; a group of one seed is decided by its own interval.", "",
+          table(["seed", "machine", "torch"], [[seed_label(n), machines[n], torch[n]] for n in machines]), ""]
+    if len(kinds) == 1:
+        md += [(f"Every seed's file records one machine ({kinds[0]}): no split by machine." if kinds[0] != NOT_RECORDED else
+                "No seed's file records its machine: the verdicts cannot be split by machine from the files."), ""]
+    md += [table(["finding", *map(how, groups)],
+                 [[short(f["id"], f["claim"]), *(cell(g["findings"].get(f["id"], {}).get("verdict", "-"), f["verdict"])
+                                                 for g in groups)] for f in agg]), "",
+           "Each estimate on its own (an estimate that does not decide its finding, e.g. against another reference "
+           "PRM, by the same rule): mean [95% interval] and its verdict in each group; \"decides\" marks the "
+           "estimates the finding's verdict rests on (prmlab.findings.deciding).", "",
+           table(["finding", "estimate", "decides", *map(how, groups)],
+                 [[short(f["id"], f["claim"]) if i == 0 else "", name, "yes" if name in deciding(f["id"], list(f["estimates"])) else "",
+                   *(estimate_cell(g["findings"].get(f["id"], {}).get("estimates", {}).get(name), full[f["id"]]["estimates"][name]["verdict"])
+                     for g in groups)]
+                  for f in agg for i, name in enumerate(f["estimates"])]), ""]
+    return record, md
+
+
+def estimate_cell(e: dict | None, base: str) -> str:
+    """'+1.5 [+0.7, +2.3] reproduced' (a verdict that differs from `base`, every seed's, in bold); '-' where absent."""
+    if e is None:
+        return "-"
+    v = f"**{e['verdict']}**" if e["verdict"] != base else e["verdict"]
+    return f"{fmt1(e['mean'])} [{fmt1(e['lo'])}, {fmt1(e['hi'])}] {v}"  # '-' for NaN: a lone seed has the estimate
+
+
 def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[dict], dict, str]:
     """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
     with why), reports/seeds.json's record and reports/seeds.md's text."""
@@ -209,12 +303,14 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
     agg = [{**f, "why_inconclusive": why_inconclusive(f, len(per_seed))} for f in aggregate_seeds(per_seed)]
     base = seen["runs"]
     commits = sorted(set(base.values()))
-    record = {"commit": commits[0] if len(commits) == 1 else commits, **seen, "wall_seconds": seconds, "findings": agg}
+    sens, sens_md = sensitivity(recs, agg)
+    record = {"commit": commits[0] if len(commits) == 1 else commits, **seen, "wall_seconds": seconds, "findings": agg,
+              "sensitivity": sens}
     md = ["# The study over several seeds", "",
           (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
            "Seeds of one study (the same code, params and models) run from several commits: "
-           + ", ".join(f"{k} {v}" for k, v in sorted(base.items())))
-          + f"; runs: {', '.join(sorted(per_seed))}"
+           + ", ".join(f"{seed_label(k)} {v}" for k, v in sorted(base.items())))
+          + f"; runs: {', '.join(map(seed_label, sorted(per_seed)))}"
           + (f"; wall time {seconds / 60:.1f} min on this machine." if seconds else "."), "", *provenance(recs),
           "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
           "training): Student t for k - 1 degrees of freedom on the larger of the across-seed variance and the mean "
@@ -227,7 +323,7 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
     why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
     md += [*(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
                   "assume the present per-seed spread):", "", *why, ""] if why else []),
-           *targets_table(recs), *prm_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
+           *sens_md, *targets_table(recs), *prm_table(recs), "The paper's side of each claim, quoted:", ""] + [f"- {f['paper']}" for f in agg]
     return agg, record, "\n".join(md) + "\n"
 
 
@@ -283,7 +379,7 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
                f"{verdict_counts(g['across_seeds'])}.", "",
                table(["verdict", "claim", "deciding estimate", "mean over seeds", "95% interval across seeds"],
                      rows(g["across_seeds"])), "",
-               f"This run alone (seed 0 of those, one seed): {verdict_counts(g['one_seed'])}.", ""]
+               f"This run alone (seed 0 of those, the development seed; one seed): {verdict_counts(g['one_seed'])}.", ""]
     elif g["one_seed"]:
         md += [f"**This run, one seed** (no verdicts across seeds: {g['why_one_seed']}): {verdict_counts(g['one_seed'])}.", ""]
     if g["one_seed"]:

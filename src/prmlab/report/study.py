@@ -27,7 +27,7 @@ from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
-from prmlab.tracking import git_commit
+from prmlab.tracking import study_commits
 
 # The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
 # toy run's bootstrap.json must not show up in a real run's report.
@@ -227,9 +227,10 @@ def label_quality(m: dict, page: Page) -> list[str]:
         md += ["### Where each labeller fails (the world's mechanisms)", "",
                "False alarm: a correct step called wrong (for MC: the completer fails from a good prefix, the paper's "
                "incorrect answers from correct steps); missed: a wrong step called right (for MC: later steps recover "
-               "the answer, correct answers from wrong steps). Hard problems are longer and use larger numbers than "
-               "the toy models trained on; error kinds are the verifier's first error (the judge is blind to "
-               "`operand`, a misread quantity, where `toy_judge.blind_spots` says so). Percentages.", "",
+               "the answer, the paper's correct answers from incorrect steps). Hard problems are longer (up to "
+               "`toy.hard_max_steps` steps) than the toy models trained on, with larger numbers only where "
+               "`toy.hard_max_value` exceeds the normal problems' cap; error kinds are the verifier's first error "
+               "(the judge is blind to `operand`, a misread quantity, where `toy_judge.blind_spots` says so). Percentages.", "",
                table(["responses", "n", "consensus keeps", "MC first-error acc", "MC false alarms", "MC missed",
                       "judge first-error acc", "judge false alarms", "judge missed"],
                      [[f"{group}: {name}", d["responses"], *(f"{100 * x:.1f}" for x in
@@ -438,6 +439,18 @@ def trained_on(m: dict) -> list[str]:
                    for t in m["train_prm"].values() if (c := t.get("machine"))})
 
 
+def device(m: dict) -> dict[str, str | None]:
+    """The machine and torch build this run's models computed on, from every stage's `machine` in its metrics
+    (prmlab.tracking.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
+    versions}, None where no stage recorded it (metrics written before issue #54). A seed's file keeps both
+    (flows.seeds.write_seed): reports/seeds.md splits the verdicts by machine."""
+    seen = [c for c in [*(m.get(s, {}).get("machine") for s in STAGES), *(t.get("machine") for t in m["train_prm"].values()),
+                        *(t.get("machine") for t in m.get("human_data", {}).values())] if c]
+    gpus, cpus = sorted({c["gpu"] for c in seen if c.get("gpu")}), sorted({c["model"] for c in seen if c.get("model")})
+    torch = sorted({c["torch"] for c in seen if c.get("torch")})
+    return {"machine": " + ".join([*gpus, *cpus]) or None, "torch": ", ".join(torch) or None}
+
+
 def machines(seen: list[str]) -> list[str]:
     """What moves with the machine, and the CPUs this run's PRMs were trained on (`trained_on`)."""
     return ["What varies between machines: labels and evaluation sets are identical for the same params (the toy "
@@ -473,15 +486,30 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str
     return md
 
 
+def commits_line(c: dict) -> str:
+    """The report's provenance sentence for `prmlab.tracking.study_commits`: the commit whose params made the study
+    first (HEAD alone named the previous study's when the study ran before its params were committed), then the code's."""
+    code = f"code: commit `{c['code']}`" + (f" with uncommitted changes to {', '.join(c['dirty'])}" if c["dirty"] else "")
+    if c["params"]:
+        return f"Params: commit `{c['params']}` (the workspace's params.yaml values, unchanged since); {code}"
+    if c["code"] == "unknown":
+        return f"Params and code: no commit (not a git checkout, or git failed); {code}"
+    return (f"Params: in no commit when this ran (params.yaml's values differed from commit `{c['code']}`'s: the commit "
+            f"that adds this report holds them, `git log -1 -- reports/report.md`); {code}")
+
+
 def provenance(page: Page) -> list[str]:
-    """Where every number came from: the commit and the MLflow runs (`make ui`, experiment page)."""
+    """Where every number came from: the commits of its params and code, and the MLflow runs (`make ui`,
+    experiment page)."""
     if page.run is None:
         return []
 
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
     rows = [[name, f"[`{rid}`]({page.links[name]})"] for name, rid in page.runs.items() if name != "report"]
+    # the params file the stages read (prmlab.stage's --params default)
+    commits = study_commits(os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     return ["## Provenance", "",
-            f"Commit `{git_commit()}`; this report's MLflow run `{page.run.id}`"
+            f"{commits_line(commits)}; this report's MLflow run `{page.run.id}`"
             + (f", under the flow run `{parent}`" if parent else "") + ". The latest finished run of each stage "
             "in the same MLflow experiment (`make ui`):", "", table(["stage", "MLflow run id"], rows), ""]
 
@@ -672,7 +700,7 @@ def report(cfg: dict, data: dict, run) -> Done:
     if run is not None and recs:  # the experiment's description in MLflow: the study at a glance
         run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g), "The report: reports/report.md."]))
     outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
-                                            "machines": trained_on(m), "glance": g}}
+                                            "machines": trained_on(m), "device": device(m), "glance": g}}
     if data["headline"]:  # and --summary's numbers, written where --summary is given
         outputs["headline"] = h = headline(m)
         outputs["summary"] = study_metrics(h, recs, g)

@@ -358,9 +358,10 @@ def sample_flaw_kind(rng: random.Random, mix: dict[str, float]) -> str:
 
 def make_problems(seed: int, n: int, prefix: str, min_steps: int = 2, max_steps: int = 5, hard_share: float = 0.0,
                   hard_max_steps: int = 8, hard_max_value: int = 60) -> list[Problem]:
-    """`n` problems; a `hard_share` of them longer (up to `hard_max_steps`) and with larger numbers (up to
-    `hard_max_value`) than the toy models ever trained on: the paper's hard problems, on which a completer
-    often fails from a correct prefix, so MC estimation calls correct steps wrong. Whether a problem is
+    """`n` problems; a `hard_share` of them longer (up to `hard_max_steps`) than the toy models ever trained on,
+    with values up to `hard_max_value` (larger numbers only where it exceeds MAX_VALUE, the normal cap; the study
+    keeps it at the cap): the paper's hard problems, on which a completer often fails from a correct prefix, so
+    MC estimation calls correct steps wrong. Whether a problem is
     hard comes from its own stream, so with hard_share 0 the problems are exactly those of old."""
     rng, hard_rng = random.Random(seed), random.Random(seed + 7_919_001)
     out = []
@@ -385,8 +386,9 @@ class ToyWorldConfig:
     n_processbench: int = 240
     min_steps: int = 2
     max_steps: int = 5
-    # The difficulty mix (issue #26): a share of hard problems, longer and with larger numbers than the
-    # models trained on, in every split; the completer often fails from a correct prefix there.
+    # The difficulty mix (issue #26): a share of hard problems, longer than the models trained on (larger numbers
+    # too only where hard_max_value exceeds MAX_VALUE), in every split; the completer often fails from a correct
+    # prefix there.
     hard_share: float = 0.0
     hard_max_steps: int = 8
     hard_max_value: int = 60
