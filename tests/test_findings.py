@@ -380,8 +380,16 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     hard_soft = {"fid": "hard_soft", "name": "f1_hard_minus_soft"}
     assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, **hard_soft))
     assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, **hard_soft)).endswith("no number of seeds shows equality at this mean")
-    # Fig. 2's kept share is calibration now (issue #54): it decides nothing, so nothing is inconclusive about it
-    assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")) == ""
+    # Fig. 2's kept share is calibration now (issue #54): it decides nothing; a consensus record without the judge
+    # equivalence (an exploratory seed's) was not measured as declared, and one of an undeclared statistic decides nothing
+    assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")).startswith(
+        "not measured as the findings now declare it: f1_consensus_minus_mc, f1_consensus_minus_judge missing")
+    assert "a statistic the findings no longer declare" in why_inconclusive(
+        runs=3, f=rec(1.0, 6.0, None, fid="rankings", name="bon_minus_pb_gap_mc_hard_vs_human"))
+    from prmlab.findings import decide
+
+    assert decide("rankings", {"bon_minus_pb_gap_mc_hard_vs_human": (1.0, 6.0)}) == "inconclusive"
+    assert decide("consensus", {"f1_consensus_minus_mc": (1.0, 6.0)}) == "inconclusive"
 
 
 def test_seeds_md_shows_each_prms_figures_across_seeds():

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from prmlab.findings import FINDINGS
 from prmlab.report.study import Page, build, load_metrics, to_html
 
 
@@ -266,9 +267,11 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
 # The study at a glance (issue #56): verdicts across seeds first where reports/seeds.json holds this run's study's,
 # verdict first, the claim short, one interval a cell, marks that need no emoji font; this run's one seed below.
 
+# records carry their entry's claim (prmlab.findings.FINDINGS), as the report writes them
+INFLATION_CLAIM = next(f.claim for f in FINDINGS if f.id == "inflation")
 ONE_SEED = [{"id": "hard_soft", "claim": "Before filtering, hard and soft MC labels are equal", "verdict": "inconclusive",
              "paper": "Fig. 3-4", "ours": "-3.5", "estimates": {"f1_hard_minus_soft": [-3.5, -6.1, -0.9]}},
-            {"id": "inflation", "claim": "PRMs tolerate right answers reached through flawed steps", "verdict": "reproduced",
+            {"id": "inflation", "claim": INFLATION_CLAIM, "verdict": "reproduced",
              "paper": "Fig. 6-7", "ours": "1.3", "estimates": {"inflation_excess_judge": [-1.1, -2.0, -0.2],
                                                 "inflation_excess_mc_hard": [1.3, 0.1, 2.6]}}]
 

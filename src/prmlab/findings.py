@@ -72,7 +72,8 @@ class Finding:
 
 def estimate(name: str) -> Estimate:
     """Estimate `name`'s declaration, its "{}" filled ('f1_oracle_minus_judge' -> label 'F1: oracle - judge'); an
-    undeclared name decides by the side of 0 and reads as its words."""
+    undeclared name (an older statistic, as the exploratory seeds' files hold) reads as its words and decides
+    nothing: a statistic the findings no longer declare cannot carry today's verdict."""
     declared = [e for f in FINDINGS for e in f.estimates]
     for e in declared:  # an exact declaration first: f1_consensus_minus_judge is not f1_{}_minus_judge
         if name == e.name:
@@ -81,28 +82,37 @@ def estimate(name: str) -> Estimate:
         head, brace, tail = e.name.partition("{}")
         if brace and name.startswith(head) and name.endswith(tail) and len(name) > len(head + tail):
             return replace(e, name=name, label=e.label.format(name[len(head):len(name) - len(tail)].replace("_", " ")))
-    return Estimate(name, name.replace("_", " "), "")
+    return Estimate(name, name.replace("_", " "), "", decides=False)
 
 
 def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
     """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
-    each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of)."""
+    each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of), and one that lacks
+    an estimate its entry names outright (no "{}") is inconclusive: that part of the claim was not measured."""
+    f = next((f for f in FINDINGS if f.id == fid), None)
+    named = [e.name for e in f.estimates if e.decides and "{}" not in e.name] if f and not f.deciding else []
+    if any(n not in intervals for n in named):
+        return stats.INCONCLUSIVE
     return stats.all_of([estimate(n).judge(*intervals[n]) for n in deciding(fid, intervals)])
 
 
 def short(fid: str, claim: str = "") -> str:
-    """Finding `fid`'s claim in a few words (its entry's `short`); `claim` for an id FINDINGS lacks."""
-    return next((f.short for f in FINDINGS if f.id == fid), claim or fid)
+    """Finding `fid`'s claim in a few words (its entry's `short`); `claim` (a record's) for an id FINDINGS lacks,
+    or for a record made under another wording of the claim (an older seed's), whose short would misname it."""
+    f = next((f for f in FINDINGS if f.id == fid), None)
+    return claim or fid if f is None or claim and claim != f.claim else f.short
 
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
     """The estimates that decide finding `fid`'s verdict: of those that decide at all (a calibration does not), its
     entry's `deciding` one where present (FIRST, or one it lacks: the first listed), else all of them."""
+    f = next((f for f in FINDINGS if f.id == fid), None)
+    if f is None:  # a finding FINDINGS does not declare: every estimate of it, by the side of 0
+        return list(estimates)
     names = [n for n in estimates if estimate(n).decides]
-    one = next((f.deciding for f in FINDINGS if f.id == fid), "")
-    if not one or not names:
+    if not f.deciding or not names:
         return names
-    return [one] if one in names else names[:1]
+    return [f.deciding] if f.deciding in names else names[:1]
 
 
 def problem_of(item_id: str) -> str:

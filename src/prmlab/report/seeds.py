@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections import Counter
 from statistics import mean, stdev
 
-from prmlab.findings import EQUAL, T95, WINDOW, aggregate_seeds, deciding, estimate, group_by_id, short
+from prmlab.findings import (
+    EQUAL,
+    FINDINGS,
+    T95,
+    WINDOW,
+    aggregate_seeds,
+    deciding,
+    estimate,
+    group_by_id,
+    short,
+)
 from prmlab.report.markdown import f3, fmt1, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
@@ -117,6 +127,14 @@ def why_inconclusive(f: dict, runs: int) -> str:
         return ""
     if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
         return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
+    entry = next((x for x in FINDINGS if x.id == f["id"]), None)
+    if entry and (missing := [x.name for x in entry.estimates if x.decides and "{}" not in x.name
+                              and not entry.deciding and x.name not in f["estimates"]]):
+        return (f"not measured as the findings now declare it: {', '.join(missing)} missing (seeds filed before the "
+                "statistic was declared, issue #54; seeds of the current study decide it)")
+    if not deciding(f["id"], f["estimates"]):
+        return (f"its estimates ({', '.join(f['estimates'])}) are of a statistic the findings no longer declare "
+                "(issue #54): seeds of the current study decide it")
     out = []
     for n in deciding(f["id"], f["estimates"]):
         d, e = estimate(n), f["estimates"][n]
