@@ -186,12 +186,33 @@ def show_metrics(path: Path) -> None:
         data = json.loads(path.read_text())
     except ValueError as e:  # truncated, empty or not UTF-8: one line naming the file (issue #52)
         sys.exit(f"prmlab metrics: {path} is not valid JSON ({e}); rerun the stage that writes it (`dvc repro`)")
+    board = data.pop("leaderboard", []) if isinstance(data, dict) else []
+    if board:  # the PRMs first, one line each (issue #56); the per-PRM dicts it covers are not repeated below
+        for key in ("processbench_f1", "processbench_step_auc", "best_of_n", "min_on_final_step_share"):
+            data.pop(key, None)
     items = list(rows(data)) if isinstance(data, dict) else []
-    if not items:
+    if not items and not board:
         sys.exit(f"prmlab metrics: {path} holds no metrics; rerun the stage that writes it (`dvc repro`)")
-    width = max(len(k) for k, _ in items)
+    if board:
+        print(leaderboard_text(board) + "\n")
+    width = max((len(k) for k, _ in items), default=0)
     for k, v in items:
         print(f"{k:<{width}}  {v}")
+
+
+def leaderboard_text(board: list[dict]) -> str:
+    """The headline's leaderboard as a fixed-width table (`prmlab metrics`), sorted as the report's."""
+    def cell(v, nd=1):
+        return "-" if v is None else f"{v:.{nd}f}"
+
+    def bon(v):
+        return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
+
+    head = ["PRM", "kind", "PB F1", "step AUC", "BoN min", "BoN product", "BoN last", "min on last %"]
+    body = [[r["name"], r["kind"], cell(r["processbench_f1"]), cell(r["step_auc"], 3),
+             *(bon(r["bon"].get(a)) for a in ("min", "product", "last")), cell(r["min_on_final_step"])] for r in board]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in [head, *body])
 
 
 def score(benchmark: str, path: str, data: str | None, threshold: float | None, subset: str | None, params: Path) -> dict:

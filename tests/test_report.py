@@ -173,6 +173,36 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
     assert set(headline(load_metrics(tmp_path, profile="real"))) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
 
 
+def test_leaderboard_ranks_every_prm_with_references_and_baselines_marked(tmp_path):
+    """Issue #56's leaderboard, from the fixture: PRM `a` (held-out F1 66.7, Best-of-4 product 75 over 2 problems:
+    75 +- 1.96 sqrt(75 x 25 / 2) = +-60.0, capped at 100), the judge as a critic (37.5, a reference), then the
+    baselines (no F1) by Best-of-N; the report shows it after the summary and `prmlab metrics` prints it first."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from prmlab.report.study import headline, leaderboard, leaderboard_lines
+
+    _metrics(tmp_path)
+    m = load_metrics(tmp_path)
+    rows = leaderboard(m)
+    assert [(r["name"], r["kind"]) for r in rows] == [("a", "trained"), ("critic/judge", "reference"),
+                                                     ("pass@4", "baseline"), ("maj@4", "baseline")]
+    a = rows[0]
+    assert a["processbench_f1"] == 66.7 and a["bon"]["product"] == [75.0, 15.0, 100.0] and a["min_on_final_step"] == 40.0
+    md = "\n".join(leaderboard_lines(rows, 4))
+    assert "| a | trained | 66.7 |" in md and "75.0 [15.0, 100.0]" in md and "| maj@4 | baseline | - |" in md
+    assert md.index("## PRM leaderboard") < md.index("| critic/judge |")
+    f = tmp_path / "headline.json"
+    f.write_text(json.dumps(headline(m)))
+    out = subprocess.run([sys.executable, "-m", "flows.cli", "metrics", "--file", str(f)], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and lines[0].split()[:3] == ["PRM", "kind", "PB"] and lines[1].startswith("a ")
+    # the table covers the per-PRM keys, which are not repeated as lines below it
+    assert not any(x.startswith(("processbench_f1", "best_of_n")) for x in lines) and "75.0 [15.0, 100.0]" in lines[1]
+
+
 def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     """reports/plots/*.json, hand-checked from the fixture: one row per N (Best-of-N curve), one row
     per model, method, source or PRM; no None values (a missing number is a missing row)."""

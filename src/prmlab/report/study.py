@@ -22,7 +22,7 @@ from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
-from prmlab.report.markdown import f3, fmt, signed_ci, table
+from prmlab.report.markdown import f3, fmt, fmt1, signed_ci, table
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
@@ -524,7 +524,7 @@ def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, exam
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
-          *summary(recs, seeds, g), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
+          *summary(recs, seeds, g), *leaderboard_lines(leaderboard(m), m["eval_bon"].get("n")), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
           *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
     return "\n".join(md)
@@ -573,7 +573,74 @@ def headline(m: dict) -> dict:
         h["best_of_n"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
     if m["analyze_bias"].get("prms"):
         h["min_on_final_step_share"] = {k: r1(v["min_on_last_step_all"]) for k, v in m["analyze_bias"]["prms"].items()}
+    if board := leaderboard(m):
+        h["leaderboard"] = board
     return h
+
+
+# What a leaderboard row is (issue #56): a PRM trained on one of the study's label sources, a reference (the ceiling PRM,
+# trained at another budget; the judge as a critic, ProcessBench only) or a Best-of-N baseline (no PRM at all).
+BASELINES = ("maj", "pass", "random")
+
+
+def leaderboard(m: dict) -> list[dict]:
+    """One row per PRM, reference and baseline of this study: held-out ProcessBench F1 (the paper's main metric) and
+    step AUC, Best-of-N accuracy by min / product / last with its binomial 95% interval over the problems, and the
+    share of responses whose lowest step score is on the final step. Sorted by F1, highest first; rows without one
+    (the baselines) last, by Best-of-N (product)."""
+    pbm, res = m["eval_processbench"].get("models") or {}, m["eval_bon"].get("results") or {}
+    n, bias = m["eval_bon"].get("problems", 0), m["analyze_bias"].get("prms") or {}
+
+    def acc(v):
+        if v is None:
+            return None
+        half = plots.binomial_half_width(v, n)
+        return [round(v, 1), round(max(v - half, 0.0), 1), round(min(v + half, 100.0), 1)]
+
+    names = [k[4:] for k in pbm if k.startswith("prm/")] + [k for k in res if k != "baselines" and f"prm/{k}" not in pbm]
+    rows = []
+    for name in names:
+        r, avg = pbm.get(f"prm/{name}", {}), (res.get(name) or {}).get("average", {})
+        rows.append({"name": name, "kind": "reference" if name == CEILING else "trained",
+                     "processbench_f1": _r1(pb_heldout_f1(r, m["held"])) if r else None,
+                     "step_auc": _r3((r.get("step_auc") or {}).get("heldout_average")),
+                     "bon": {a: acc(avg.get(f"prm_{a}")) for a in ("min", "product", "last")},
+                     "min_on_final_step": _r1((bias.get(name) or {}).get("min_on_last_step_all"))})
+    for key, r in pbm.items():
+        if key.startswith("critic/"):
+            rows.append({"name": key, "kind": "reference", "processbench_f1": _r1(pb_heldout_f1(r, m["held"])),
+                         "step_auc": None, "bon": {}, "min_on_final_step": None})
+    base = (res.get("baselines") or {}).get("average", {})
+    rows += [{"name": f"{b}@{m['eval_bon'].get('n')}", "kind": "baseline", "processbench_f1": None, "step_auc": None,
+              "bon": {"product": acc(base[b])}, "min_on_final_step": None} for b in BASELINES if b in base]
+    return sorted(rows, key=lambda r: (r["processbench_f1"] is None, -(r["processbench_f1"] or 0),
+                                       -((r["bon"].get("product") or [0])[0])))
+
+
+def _r1(x):
+    return None if x is None else round(float(x), 1)
+
+
+def _r3(x):
+    return None if x is None else round(float(x), 3)
+
+
+def leaderboard_lines(rows: list[dict], n: int | None) -> list[str]:
+    """The leaderboard as Markdown: a table a row each, the kind of each row said."""
+    if not rows:
+        return []
+
+    def bon(v):
+        return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
+
+    body = [[r["name"], r["kind"], fmt1(r["processbench_f1"]), f3(r["step_auc"]),
+             *(bon(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in rows]
+    return ["## PRM leaderboard", "",
+            f"Every PRM of this study, sorted by held-out ProcessBench F1 (the paper's main metric); Best-of-{n} accuracy "
+            "with its binomial 95% interval over the problems; `reference`: the ceiling PRM (another training budget) and "
+            "the judge as a critic; `baseline`: no PRM at all.", "",
+            table(["PRM", "kind", "ProcessBench F1", "step AUC", f"Best-of-{n} min", f"Best-of-{n} product",
+                   f"Best-of-{n} last", "min on final step (%)"], body), ""]
 
 
 def study_metrics(h: dict, recs: list[dict], g: dict | None = None) -> dict:
