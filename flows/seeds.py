@@ -37,9 +37,10 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 
 from flows import venv_env, venv_tool
+from prmlab import plots
 from prmlab.io import atomic_write_text, write_json
 from prmlab.params import shift_seeds
-from prmlab.report.seeds import aggregate_page, pending_page
+from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows, pending_page
 
 
 def git(project_dir: str | Path, *args: str) -> str:
@@ -179,6 +180,12 @@ def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: 
 
 def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None) -> list[dict]:
     agg, record, md = aggregate_page(recs, seconds)
+    # the across-seed forest plot the page shows, and its rows for `dvc plots show` (dvc.yaml's plots)
+    reports = Path(project_dir) / "reports"
+    fig = plots.findings_intervals(agg)
+    fig.savefig(reports / FOREST_PNG, dpi=110)
+    plots.plt.close(fig)
+    write_json(reports / FOREST_JSON, forest_rows(agg))
     write_json(Path(project_dir) / "reports" / "seeds.json", record)
     atomic_write_text(Path(project_dir) / "reports" / "seeds.md", md)
     return agg

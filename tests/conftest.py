@@ -33,7 +33,8 @@ def new_project(d: Path, params: dict) -> Path:
     shutil.copytree(ROOT / "data/human", d / "data/human", ignore=shutil.ignore_patterns("*.jsonl", ".gitignore"))  # tracked: prm_data's dep
     (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (d / "reports").mkdir(exist_ok=True)  # the seeds' aggregate, committed: the report stage reads it (another study's here)
-    shutil.copy(ROOT / "reports" / "seeds.json", d / "reports" / "seeds.json")
+    for name in ("seeds.json", "seeds_findings.json"):  # and its forest plot's rows (dvc.yaml's plots)
+        shutil.copy(ROOT / "reports" / name, d / "reports" / name)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
                 ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):

@@ -195,7 +195,10 @@ def test_dvc_plots_render_from_the_reports_data(ran):
     experiments); the Best-of-N curve has a row per N for maj, pass and every PRM."""
     shown = json.loads(run(["dvc", "plots", "show", "--json"], ran).stdout)["data"]
     vega = {k: v[0]["content"]["data"]["values"] for k, v in shown.items() if v and v[0]["type"] == "vega"}
-    assert len(vega) == 5 and all(vega.values()), list(vega)
+    assert len(vega) == 6 and all(vega.values()), list(vega)
+    # the seeds' forest plot: a row per estimate with its interval (the committed seeds' here, a clone's file)
+    forest = vega["Findings across seeds (mean and 95% interval per estimate; reports/seeds.md)"]
+    assert forest and all(r["lo"] <= r["mean"] <= r["hi"] for r in forest), forest[:2]
     curve = vega["Best-of-N accuracy against N (95% binomial intervals)"]
     methods = {r["method"] for r in curve}
     assert {"maj", "pass", "oracle", "mc_hard"} <= methods, methods
@@ -221,7 +224,7 @@ def test_dvc_plots_page_draws_every_plot_offline_in_a_real_browser(ran, tmp_path
         pg.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                  else (refused.append(route.request.url), route.abort()))
         pg.goto(html.as_uri())
-        pg.wait_for_function("document.querySelectorAll('.vega-embed').length >= 5", timeout=60_000)
+        pg.wait_for_function("document.querySelectorAll('.vega-embed').length >= 6", timeout=60_000)
         # vega-embed renders SVG or canvas; count each plot's drawn marks (paths, rects, symbols)
         drawn = pg.evaluate("""() => [...document.querySelectorAll('.vega-embed')].map(e => {
             const c = e.querySelector('canvas'); const s = e.querySelector('svg.marks');
@@ -230,7 +233,7 @@ def test_dvc_plots_page_draws_every_plot_offline_in_a_real_browser(ran, tmp_path
             if (s) return s.querySelectorAll('path, rect, line').length;
             return 0; })""")
         screenshot(pg, "dvc_plots")
-    assert len(drawn) >= 5 and all(n > 20 for n in drawn), drawn
+    assert len(drawn) >= 6 and all(n > 20 for n in drawn), drawn
     assert not refused, refused[:3]
 
 

@@ -227,3 +227,18 @@ def test_provenance_names_the_commit_whose_params_made_the_study(tmp_path, monke
     (tmp_path / "src" / "params.yaml").write_text("a: 1\n")
     monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))
     assert study_commits()["params"] is None and commits_line(study_commits()).startswith("Params and code: no commit")
+
+
+def test_the_seeds_page_shows_a_forest_plot_whose_rows_dvc_plots_reads():
+    """Every estimate across seeds as a DVC plot row (its mean and 95% interval, whether it decides, the verdict), and
+    the page links the figure flows.seeds draws from the same aggregate."""
+    from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows
+
+    recs = {f"seed-{k}": seed(k, [finding("hard_soft", {"f1_hard_minus_soft": p})]) for k, p in enumerate([1.0, 1.02])}
+    agg, _, md = aggregate_page(recs, None)
+    (row,) = forest_rows(agg)
+    assert row["estimate"] == "claim hard_soft: F1: hard - soft" and row["decides"] is True  # the record's own claim
+    assert row["mean"] == 1.01 and row["lo"] == pytest.approx(1.01 - TWO_SEED_HALF, abs=0.01) and row["verdict"] == "reproduced"
+    assert f"]({FOREST_PNG})" in md and f"reports/{FOREST_JSON}" in md
+    one = {"seed-0": seed(0, [finding("hard_soft", {"f1_hard_minus_soft": 1.0})])}
+    assert forest_rows(aggregate_page(one, None)[0]) == []  # one seed: no interval across seeds, no row

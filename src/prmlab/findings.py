@@ -85,6 +85,12 @@ def estimate(name: str) -> Estimate:
     return Estimate(name, name.replace("_", " "), "", decides=False)
 
 
+def declared(name: str) -> bool:
+    """Whether FINDINGS declares estimate `name` (exactly, or by a "{}" pattern): an undeclared one is an older
+    statistic (`estimate`)."""
+    return estimate(name).unit != "" or any(e.name == name for f in FINDINGS for e in f.estimates)
+
+
 def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
     """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
     each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of), and one that lacks

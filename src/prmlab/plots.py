@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from prmlab.findings import EQUAL, WINDOW, estimate  # noqa: E402
+from prmlab.findings import EQUAL, WINDOW, declared, estimate, short  # noqa: E402
 from prmlab.paper import FIG8_BON_PRMS_ABOVE  # noqa: E402
 
 
@@ -128,10 +128,11 @@ def findings_intervals(records: list[dict]):
                 ax.fill_betweenx([y - 0.35, y + 0.35], -e.margin, e.margin, color="#55a868", alpha=0.18, lw=0)
             if e.effect is not None and e.rule != EQUAL:  # the paper's own effect, where it gives one
                 ax.plot([e.effect], [y], marker="D", color="#c44e52", ms=4, ls="none")
-        ax.set_yticks(ys, [estimate(n).label + ("" if estimate(n).decides else " (calibration)") for n in names], fontsize=7)
+        ax.set_yticks(ys, [estimate(n).label + ("" if estimate(n).decides else " (calibration)" if declared(n)
+                                                else " (a retired statistic)") for n in names], fontsize=7)
         ax.set_ylim(-0.7, len(names) - 0.3)
-        claim = rec.get("claim", rec.get("id", ""))
-        ax.set_title(f"{claim[:90] + ('...' if len(claim) > 90 else '')}: {rec.get('verdict', '')}", fontsize=8)
+        claim = short(rec.get("id", ""), rec.get("claim", ""))  # the few words, so the verdict is not cut off
+        ax.set_title(f"{claim[:70] + ('...' if len(claim) > 70 else '')}: {rec.get('verdict', '')}", fontsize=8)
         ax.tick_params(axis="x", labelsize=7)
         ax.set_xlabel((unit or "estimate") + " (95% interval; shaded: the margin; red diamond: the paper's effect)",
                       fontsize=7)

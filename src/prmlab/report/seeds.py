@@ -314,6 +314,21 @@ def estimate_cell(e: dict | None, base: str) -> str:
     return f"{fmt1(e['mean'])} [{fmt1(e['lo'])}, {fmt1(e['hi'])}] {v}"  # '-' for NaN: a lone seed has the estimate
 
 
+# The across-seed forest plot beside reports/seeds.md (issue #56), and its rows as DVC plot data (beside it too: the
+# report stage owns reports/plots/, and DVC empties an output folder before it reruns the stage)
+FOREST_PNG, FOREST_JSON = "seeds_findings.png", "seeds_findings.json"
+
+
+def forest_rows(agg: list[dict]) -> list[dict]:
+    """aggregate_seeds' records as DVC plot rows, one per estimate: "<short claim>: <estimate's words>", its mean and
+    95% interval across seeds, and whether it decides the finding's verdict (a seed estimate lacks an interval: left
+    out, never drawn as a point without one)."""
+    return [{"estimate": f"{short(f['id'], f['claim'])}: {estimate(n).label}", "mean": round(e["mean"], 2),
+             "lo": round(e["lo"], 2), "hi": round(e["hi"], 2), "decides": n in deciding(f["id"], list(f["estimates"])),
+             "verdict": f["verdict"]}
+            for f in agg for n, e in f["estimates"].items() if e["lo"] == e["lo"]]
+
+
 def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[dict], dict, str]:
     """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
     with why), reports/seeds.json's record and reports/seeds.md's text."""
@@ -337,7 +352,9 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
           "sampling only). The verdict follows the across-seed interval, by the rule one seed's follows; "
           "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
           "the paper's effect it is meant to detect, where the paper gives one.", "",
-          *across_table(agg)]
+          *across_table(agg), "",
+          f"![Every estimate across seeds: mean and 95% interval]({FOREST_PNG})", "",
+          f"(the same intervals as DVC plot data: reports/{FOREST_JSON}, `dvc plots show`.)", ""]
     why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
     md += [*(["Why each inconclusive verdict is inconclusive (the across-seed intervals above; \"seeds\" counts "
                   "assume the present per-seed spread):", "", *why, ""] if why else []),
