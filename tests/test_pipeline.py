@@ -552,6 +552,10 @@ def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path
         assert all(1 <= e["seeds"] == len(e["points"]) <= 2 for e in f["estimates"].values())
     assert any(e["seeds"] == 2 for f in agg["findings"] for e in f["estimates"].values())
     assert "95% across seeds" in (study / "reports" / "seeds.md").read_text() and f"commit {head}" in (study / "reports" / "seeds.md").read_text()
+    # the page's forest plot and its rows for `dvc plots show`, from the same aggregate
+    forest = json.loads((study / "reports" / "seeds_findings.json").read_text())
+    assert (study / "reports" / "seeds_findings.png").stat().st_size > 10_000 and forest
+    assert {r["verdict"] for r in forest} <= {f["verdict"] for f in agg["findings"]}
     shown = json.loads(run(["dvc", "exp", "show", "--json"], study).stdout)
     revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
     assert revs["seed-1"]["data"]["params"]["params.yaml"]["data"]["toy"]["seed"] == 1
