@@ -52,25 +52,32 @@ def seed_overrides(params: dict, k: int) -> list[str]:
     return [arg for key, v in shift_seeds(params, k).items() for arg in ("-S", f"{key}={v}")]
 
 
-@task(task_run_name="dvc exp run --run-all: seeds {ks}")
-def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
-    """Seeds `ks` queued as DVC experiments `seed-<k>` (one from an earlier study is replaced, never mixed into
-    this one's aggregate), then the queue run, `jobs` experiments at a time."""
+def run_queue(points: dict[str, list[str]], project_dir: str, jobs: int) -> None:
+    """The DVC experiments `points` ({name: its `-S` arguments}) queued (an older one of a name is replaced, never
+    mixed into this aggregate), then the queue run, `jobs` at a time; a failed one raises with its log. The seeds'
+    task and flows.sweep's run through it."""
     log = get_run_logger()
+
     def dvc(*args: str) -> subprocess.CompletedProcess:  # the venv first on PATH: stage commands run `python`
         return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=venv_env())
 
-    if old := [f"seed-{k}" for k in ks if f"seed-{k}" in experiments(project_dir)]:
+    if old := [name for name in points if name in experiments(project_dir)]:
         dvc("exp", "remove", *old).check_returncode()
-    for k in ks:
-        dvc("exp", "run", "--queue", "-n", f"seed-{k}", *seed_overrides(params, k)).check_returncode()
+    for name, overrides in points.items():
+        dvc("exp", "run", "--queue", "-n", name, *overrides).check_returncode()
     proc = dvc("exp", "run", "--run-all", "--jobs", str(jobs))
     for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
         log.info(line)
-    if failed := [f"seed-{k}" for k in ks if f"seed-{k}" not in experiments(project_dir)]:
+    if failed := [name for name in points if name not in experiments(project_dir)]:
         logs = "\n".join(dvc("queue", "logs", name).stdout[-3000:] for name in failed)
         dvc("queue", "remove", *failed)
         raise RuntimeError(f"dvc exp run {', '.join(failed)} failed (exit {proc.returncode}):\n{logs or proc.stderr[-3000:]}")
+
+
+@task(task_run_name="dvc exp run --run-all: seeds {ks}")
+def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
+    """Seeds `ks` as DVC experiments `seed-<k>`, `jobs` at a time."""
+    run_queue({f"seed-{k}": seed_overrides(params, k) for k in ks}, project_dir, jobs)
 
 
 def experiments(project_dir: str) -> dict[str, str]:

@@ -23,10 +23,9 @@ import subprocess
 from pathlib import Path
 
 import yaml
-from prefect import flow, get_run_logger, task
+from prefect import flow, task
 
-from flows import venv_env, venv_tool
-from flows.seeds import experiments, git, seed_overrides, stale_lock, study_id
+from flows.seeds import experiments, git, run_queue, seed_overrides, stale_lock, study_id
 from prmlab.io import atomic_write_text, write_json
 from prmlab.report.sweep import point_measures, sweep_page
 
@@ -47,26 +46,10 @@ def lookup(params: dict, key: str):
     return node
 
 
-@task(task_run_name="dvc exp run --run-all: {key} sweep, {n} experiments", tags=["dvc"])
+@task(task_run_name="dvc exp run --run-all: {key} sweep, {n} experiments")
 def run_points(key: str, n: int, points: dict[str, list[str]], project_dir: str, jobs: int) -> None:
-    """The experiments `points` ({name: -S arguments}) queued (an older one of a name is replaced) and run,
-    `jobs` at a time; a failed one raises with its log."""
-    log = get_run_logger()
-
-    def dvc(*args: str) -> subprocess.CompletedProcess:  # the venv first on PATH: stage commands run `python`
-        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=venv_env())
-
-    if old := [name for name in points if name in experiments(project_dir)]:
-        dvc("exp", "remove", *old).check_returncode()
-    for name, overrides in points.items():
-        dvc("exp", "run", "--queue", "-n", name, *overrides).check_returncode()
-    proc = dvc("exp", "run", "--run-all", "--jobs", str(jobs))
-    for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
-        log.info(line)
-    if failed := [name for name in points if name not in experiments(project_dir)]:
-        logs = "\n".join(dvc("queue", "logs", name).stdout[-3000:] for name in failed)
-        dvc("queue", "remove", *failed)
-        raise RuntimeError(f"dvc exp run {', '.join(failed)} failed (exit {proc.returncode}):\n{logs or proc.stderr[-3000:]}")
+    """The sweep's experiments (`points`: {name: -S arguments}), `jobs` at a time (flows.seeds.run_queue)."""
+    run_queue(points, project_dir, jobs)
 
 
 def save_point(project_dir: str, key: str, value, k: int, rev: str | None) -> Path:
