@@ -38,8 +38,12 @@ repro: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/prmlab run
 	$(BIN)/dvc metrics show
 
+# The UI asks its API at PREFECT_UI_API_URL, which otherwise stays at port 4200 whatever --port says (issue #56)
+PREFECT_PORT ?= 4200
 prefect-ui: setup
-	PREFECT_HOME=$(CURDIR)/.prefect PREFECT_SERVER_ANALYTICS_ENABLED=false $(BIN)/prefect server start --host 127.0.0.1 --port 4200
+	PREFECT_HOME=$(CURDIR)/.prefect PREFECT_SERVER_ANALYTICS_ENABLED=false \
+	  PREFECT_UI_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api \
+	  $(BIN)/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT)
 
 # The toy study over $(SEEDS) seeds as DVC experiments ($(JOBS) at once), then reports/seeds.md with intervals across seeds.
 study-seeds: setup
