@@ -3,8 +3,10 @@
     python -m flows.pipeline                      # whole study, in this repo
     python -m flows.pipeline --stages sample label_mc
 
-Each task runs `dvc repro <stage>` (one at a time: DVC locks the repo), with Prefect retries on
-failure and the stage's output streamed to the Prefect log. The flow opens a parent MLflow run and
+Each task runs `dvc repro <stage>` (one at a time: DVC locks the repo), with a Prefect retry on
+failure (not on bad input, a stage's exit code 2: the same input fails again) and the stage's output streamed to
+the Prefect log, its error line at ERROR. A flow stopped by a stage publishes the `prmlab-study` artifact naming
+that stage and its error line. The flow opens a parent MLflow run and
 passes its id to the stages through PRMLAB_PARENT_RUN_ID, so every stage run is its child. A task
 logs what its stage did (the upstream stages' "didn't change" lines are counted, not repeated); the
 flow ends by publishing a Prefect markdown artifact (key `prmlab-study`): the findings' verdicts, the
@@ -37,7 +39,23 @@ def profile_stages(project_dir: str | Path = ".") -> list[str]:
     return [s for s in STAGES if PROFILE_ONLY.get(s, name) == name and (s != "human_data" or human)]
 
 
-@task(retries=1, retry_delay_seconds=5, task_run_name="dvc repro {stage}")
+class StageInputError(RuntimeError):
+    """A stage stopped on bad input (its exit code 2, prmlab.stage's one-line error): the same input fails again, so
+    the task is not retried (issue #56: a deterministic config error was retried)."""
+
+
+def retriable(task, task_run, state) -> bool:
+    """Prefect's retry condition: anything but a StageInputError (a crash, a killed process, a full disk) is retried."""
+    try:
+        state.result()
+    except StageInputError:
+        return False
+    except Exception:
+        return True
+    return True
+
+
+@task(retries=1, retry_delay_seconds=5, retry_condition_fn=retriable, task_run_name="dvc repro {stage}")
 def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     log = get_run_logger()
     env = venv_env()
@@ -56,13 +74,24 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
             log.info(line)
             tail = (tail + [line])[-20:]
     if proc.wait() != 0:
-        raise RuntimeError(f"dvc repro {stage} failed (exit {proc.returncode}):\n" + "\n".join(tail))
+        error = stage_error(tail)
+        log.error(f"dvc repro {stage} failed (exit {proc.returncode}): {error}")
+        bad_input = any(re.search(r"exited with 2\b", ln) for ln in tail)
+        raise (StageInputError if bad_input else RuntimeError)(
+            f"dvc repro {stage} failed (exit {proc.returncode}):\n" + "\n".join(tail))
     if upstream:
         log.info(f"({upstream} upstream stages up to date)")
     return stage
 
 
 UNCHANGED = re.compile(r"^Stage '([^']+)' didn't change, skipping$")
+
+
+def stage_error(lines: list[str]) -> str:
+    """The stage's own last line before DVC's "ERROR: failed to reproduce ..." (which wraps over lines): its one-line
+    error where it stopped on bad input, else the end of its traceback."""
+    end = next((i for i, ln in enumerate(lines) if ln.startswith("ERROR: failed to reproduce")), len(lines))
+    return lines[end - 1] if end else (lines[-1] if lines else "")
 
 
 def study_artifact(project: Path, links: dict[str, str]) -> str:
@@ -106,11 +135,22 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
     done = []
     commit = git_commit()
+    from prefect.artifacts import create_markdown_artifact
+
     with mlflow.start_run(run_name="pipeline", tags={"prmlab.stage": "pipeline", "git_commit": commit,
                                                      "mlflow.source.git.commit": commit}) as run:
         mlflow.log_param("stages", ",".join(stages))
         for s in stages:
-            done.append(repro_stage(s, str(project), run.info.run_id))
+            try:
+                done.append(repro_stage(s, str(project), run.info.run_id))
+            except Exception as e:  # the study's artifact says which stage stopped it, and why, before the flow fails
+                why = stage_error(str(e).splitlines()[1:])  # the message's first line is ours: "dvc repro ... failed"
+                create_markdown_artifact(
+                    f"# prmlab study: stopped at stage {s}\n\n"
+                    + (f"Done before it: {', '.join(done)}.\n\n" if done else "")
+                    + f"`{why}`\n\n{'Bad input: fix it and rerun (not retried).' if isinstance(e, StageInputError) else ''}\n",
+                    key="prmlab-study", description=f"the study stopped at stage {s}")
+                raise
     # Every stage up to date: no stage opened a run, and an empty parent would only clutter the UI.
     client = mlflow.MlflowClient()
     kids = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'")
@@ -121,8 +161,6 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     if not kids:
         client.delete_run(run.info.run_id)
         print("every stage was up to date: nothing ran, no MLflow run kept")
-    from prefect.artifacts import create_markdown_artifact
-
     create_markdown_artifact(study_artifact(project, links), key="prmlab-study",
                              description="the study's verdicts, headline and MLflow runs")
     return done

@@ -53,3 +53,46 @@ def test_make_prefect_ui_on_another_port_tells_the_ui_where_its_api_is(tmp_path)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+QUERY = """
+import json
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+with get_client(sync_client=True) as c:
+    arts = c.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["prmlab-study"])))
+    runs = c.read_task_runs()
+    print(json.dumps({"artifacts": [a.data for a in arts],
+                      "tasks": [(r.name, r.run_count, r.state_name) for r in runs]}))
+"""
+
+
+@pytest.mark.parametrize("code, retried", [(2, False), (1, True)])
+def test_a_stage_that_stops_the_flow_is_named_in_the_artifact_and_bad_input_is_not_retried(tmp_path, code, retried):
+    """Issue #56: the pipeline flow over a DVC stage that stops with a one-line error. Exit 2 (bad input, as
+    prmlab.stage exits) is not retried; any other failure is, once. Either way the `prmlab-study` artifact names the
+    stage and its error line, and the flow fails."""
+    import sys
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "params.yaml").write_text("profile: {toy: [toy], real: []}\n")
+    (proj / "fail.py").write_text(f"import sys\nprint('[sample] error: params.yaml: sample.n: must be >= 1', file=sys.stderr)\n"
+                                  f"sys.exit({code})\n")
+    (proj / "dvc.yaml").write_text("stages:\n  sample:\n    cmd: python fail.py\n    deps: [fail.py]\n")
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'm.db'}"}
+    env.pop("PREFECT_API_URL", None)
+    for cmd in (["git", "init", "-q"], [str(Path(sys.executable).with_name("dvc")), "init", "-q"]):
+        subprocess.run(cmd, cwd=proj, check=True, capture_output=True)
+    run = subprocess.run([sys.executable, "-m", "flows.pipeline", "--project-dir", str(proj), "--stages", "sample"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    got = json.loads(subprocess.run([sys.executable, "-c", QUERY], cwd=ROOT, env=env, capture_output=True, text=True,
+                                    check=True, timeout=120).stdout)
+    (art,) = got["artifacts"]
+    assert "stopped at stage sample" in art and "sample.n: must be >= 1" in art
+    assert ("not retried" in art) is not retried
+    (task,) = [t for t in got["tasks"] if t[0] == "dvc repro sample"]
+    assert task[1] == (2 if retried else 1) and task[2] == "Failed", task
+    assert "ERROR" in run.stdout + run.stderr and "sample.n: must be >= 1" in run.stdout + run.stderr
