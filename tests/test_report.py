@@ -99,6 +99,11 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     seg = fig.axes[0].containers[0].lines[2][0].get_segments()[1]
     assert abs((seg[1][1] - seg[0][1]) / 2 - 1.96 * (60 * 40 / 10) ** 0.5) < 1e-9
 
+    # a dozen methods in one figure get a dozen colours (matplotlib's default cycle repeats after 10)
+    many = plots.bon_curve([{"n": 1, **{f"m{i}": float(i) for i in range(12)}}])
+    assert len({tuple(ln.get_color()) if not isinstance(ln.get_color(), str) else ln.get_color()
+                for ln in many.axes[0].lines}) >= 12
+
     fig = plots.processbench_error_correct({"prm/a": (50.0, 100.0), "critic/judge": (25.0, 75.0)}, "toy")
     ax = fig.axes[0]
     assert _labelled(ax) and "%" in ax.get_ylabel()

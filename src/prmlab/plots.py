@@ -10,6 +10,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 from prmlab.findings import EQUAL, WINDOW, declared, estimate, short  # noqa: E402
 from prmlab.paper import FIG8_BON_PRMS_ABOVE  # noqa: E402
 
+# 20 colours, not matplotlib's 10: a study draws up to a dozen methods in one figure (9 PRMs, the ceiling, maj, pass),
+# and the 11th took the 1st's colour (issue #56: random and consensus shared one)
+plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=plt.get_cmap("tab20").colors)
+
 
 def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
     """Label the axes, title the plot, put the legend right of it; the figure, laid out."""
