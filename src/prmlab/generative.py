@@ -118,6 +118,12 @@ class VerifierScorer(Scorer):
     def render(self, messages: list[dict]) -> str:
         return self.gen.render(messages)
 
+    def generate(self, prompts: list[str], sampling: Sampling):
+        """The generator's call; k greedy votes are one greedy reply repeated (vLLM refuses n > 1 when greedy)."""
+        if sampling.temperature == 0 and sampling.n > 1:
+            return [comps * sampling.n for comps in self.gen.generate(prompts, replace(sampling, n=1))]
+        return self.gen.generate(prompts, sampling)
+
     def _vote(self, text: str, n_steps: int) -> list[bool | None]:
         """One reply -> a verdict per step: past a step called wrong, False (the prefix was rejected); past
         the last verdict of a reply that rejected nothing, None (unparsed)."""
@@ -129,7 +135,7 @@ class VerifierScorer(Scorer):
     def votes(self, items: list[tuple[str, list[str]]], seed: int) -> list[list[list[bool | None]]]:
         """[item][step][vote] verdicts; one batched generate call for all items."""
         todo = [i for i, (_, s) in enumerate(items) if s]
-        outs = self.gen.generate([self.requests(*items[i]) for i in todo], replace(self.sampling, seed=seed))
+        outs = self.generate([self.requests(*items[i]) for i in todo], replace(self.sampling, seed=seed))
         out: list[list[list[bool | None]]] = [[] for _ in items]
         for i, comps in zip(todo, outs):
             n = len(items[i][1])
@@ -229,12 +235,12 @@ class GenPRMScorer(VerifierScorer):
             head = self.ANALYZE.format(cur_step=j + 1)
             base = {i: self.render(history[i]) for i in live}
             # Round j's seeds: apart from every other round's and shard's (shard s samples with seed + s).
-            analyses = self.gen.generate([base[i] + head for i in live],
+            analyses = self.generate([base[i] + head for i in live],
                                          replace(self.sampling, stop=["</analyze>\n"], seed=seed * 1009 + 2 * j))
             # The reply so far: the analysis, its stop string (kept there: include_stop_str_in_output), OUTPUT.
             sofar = [(i, head + c.text + ("" if c.truncated else "</analyze>\n") + self.OUTPUT)
                      for i, comps in zip(live, analyses) for c in comps]
-            outs = self.gen.generate([base[i] + r for i, r in sofar],
+            outs = self.generate([base[i] + r for i, r in sofar],
                                      replace(self.sampling, n=1, stop=["</output>\n"], seed=seed * 1009 + 2 * j + 1))
             for i, comps in zip(live, analyses):
                 self._count(comps, i)
@@ -269,7 +275,7 @@ class RPRMScorer(VerifierScorer):
         reqs = [(i, j) for i, (_, s) in enumerate(items) for j in range(len(s))]
         prompts = [self.render([{"role": "user", "content": self.template.format(
             items[i][0], "\n".join(items[i][1][:j]), items[i][1][j])}]) for i, j in reqs]
-        outs = self.gen.generate(prompts, replace(self.sampling, seed=seed))
+        outs = self.generate(prompts, replace(self.sampling, seed=seed))
         out: list[list[list[bool | None]]] = [[] for _ in items]
         for (i, _), comps in zip(reqs, outs):
             self._count(comps, i)
