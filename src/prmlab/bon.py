@@ -196,6 +196,7 @@ def eval_bon(cfg: dict, data, run) -> Done:
                             for b, d in base.items()}
     # The Best-of-N curve (report figure): maj@N and pass@N, and prm@N per PRM below.
     by_n = bon_by_n(problems, groups, c.n)
+    verifiers: dict[str, dict] = {}
     for name, spec in prms.items():
         # An outcome RM (layout orm) scores each response once, whole: its one score is its BoN score.
         with c.open_scorer(spec, per_prefix=False) as scorer:
@@ -203,6 +204,8 @@ def eval_bon(cfg: dict, data, run) -> Done:
             scores = response_scores(scorer, problems, responses, name)
             scorer_max_length[name] = scorer.max_length
             cut = scorer.last_truncated
+            if hasattr(scorer, "unparsed_votes"):  # a generative verifier: its sampling and its unparsed votes
+                verifiers[name] = scorer.summary()
         results[name], vs_maj[name], within[name] = prm_bon(problems, groups, scores, c.aggregations)
         by_n[name] = bon_by_n(problems, groups, c.n, scores)["prm"]
         # A response cut to fit max_length is scored on its first steps only; one with no step
@@ -213,11 +216,13 @@ def eval_bon(cfg: dict, data, run) -> Done:
                   "true_first_error": r.true_first_error, "step_scores": scores[r.response_id]} for r in responses]
     m = {"problems": len(groups), "responses": len(responses), "n": c.n, "problems_with_fewer_than_n": short,
          "results": results, "by_n": by_n_rows(by_n), "scorer_max_length": scorer_max_length, "truncation": truncated,
-         "within_problem_auc": within, "over_maj": vs_maj}
+         "within_problem_auc": within, "over_maj": vs_maj, **({"verifiers": verifiers} if verifiers else {})}
     avg = results["baselines"]["average"]
     return Done(m, f"{len(groups)} problems x <= {c.n}: maj@{c.n} {avg['maj']:.1f}, pass@{c.n} {avg['pass']:.1f}; "
                 + ", ".join(f"{k} prm@{c.n} {v['average'].get('prm_product', 0):.1f}" for k, v in results.items() if k != "baselines")
                 + "".join(f"; {k}: {t['truncated_responses']} responses truncated to max_length, {t['unscored_responses']} unscored"
                           for k, t in truncated.items() if t["truncated_responses"])
+                + "".join(f"; {k}: {v['unparsed_votes']} step votes without a verdict (scored not correct)"
+                          for k, v in verifiers.items() if v["unparsed_votes"])
                 + (f"; {short} problems have fewer than {c.n} responses (their @{c.n} is over fewer)" if short else ""),
                 outputs={"scores": rows})

@@ -25,6 +25,10 @@ by a token budget over length-sorted sequences, so short items never pay for a l
 All steps of a response are scored in one forward pass (one pass per prefix for an ORM), and tests
 check that this equals each layout's reference loop (tests/test_layouts.py).
 
+Generative verifiers (GenPRM, R-PRM, ThinkPRM, the toy judge: a causal LM that writes a check and a verdict
+per step, `votes` sampled replies, a step's score the share calling it correct) are layouts too
+(prmlab.generative, `GENERATIVE`), with their sampling in a `reference_prms` entry ({model, layout, votes, ...}).
+
 Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (flows/cli.py).
 """
 
@@ -38,6 +42,7 @@ from typing import Any
 
 import torch
 
+from prmlab.generative import GENERATIVE, VERIFIERS, VerifierConfig, verifier_config
 from prmlab.params import ParamsError, check
 from prmlab.preflight import check_folder, check_model, check_tokenizer
 from prmlab.prm import (
@@ -64,6 +69,8 @@ class PRMSpec:
     model: str
     layout: str | None = None
     reference: str | None = None
+    verifier: VerifierConfig | None = None  # a generative layout's sampling (prmlab.generative); None: its defaults
+    votes_file: str | None = None  # a generative layout's resumable votes, a path prefix (eval stages: <--scores>.<name>)
 
 
 def _file(path: str, name: str) -> str | None:
@@ -145,11 +152,16 @@ def check_layout(spec: PRMSpec, key: str) -> str:
     the head's size, the layout's step token in the tokenizer. Raises ParamsError naming `key`."""
     from transformers import AutoTokenizer
 
-    if spec.layout is not None and spec.layout not in LAYOUTS:
-        raise ParamsError(f"{key}: unknown layout {spec.layout!r} (known: {list(LAYOUTS)})")
+    if spec.layout is not None and spec.layout not in LAYOUTS + GENERATIVE:
+        raise ParamsError(f"{key}: unknown layout {spec.layout!r} (known: {list(LAYOUTS + GENERATIVE)})")
     if spec.layout == "eurus" or spec.reference:
         if spec.layout != "eurus":
             raise ParamsError(f"{key}: a reference model is for layout eurus only (layout {spec.layout!r})")
+    if spec.layout in GENERATIVE:  # a causal LM prompted through its chat template: no head, no step token
+        weight_files(spec.model)  # safetensors only
+        if not AutoTokenizer.from_pretrained(spec.model).chat_template:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {spec.layout} needs one)")
+        return spec.layout
     try:
         layout = spec.layout or detect_layout(spec.model)
         files = weight_files(spec.model)
@@ -214,7 +226,7 @@ class PRMScoring:
     def open_scorer(self, spec: PRMSpec, per_prefix: bool):
         return make_scorer(self.scorer, spec.model, self.batch_size, self.max_length, self.dtype, self.tensor_parallel_size,
                            layout=spec.layout, reference=spec.reference, batch_tokens=self.batch_tokens,
-                           per_prefix=per_prefix)
+                           per_prefix=per_prefix, verifier=spec.verifier, votes_file=spec.votes_file)
 
 
 PRM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # a PRM's name in the results: a folder name and MLflow keys (prm/<name>)
@@ -257,8 +269,13 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
             out[name] = PRMSpec(v)
         elif isinstance(v, dict) and isinstance(v.get("model"), str) and set(v) <= {"model", "layout", "reference"}:
             out[name] = PRMSpec(v["model"], v.get("layout"), v.get("reference"))
+        elif isinstance(v, dict) and isinstance(v.get("model"), str) and v.get("layout") in GENERATIVE:
+            # a generative verifier: {model, layout, votes, temperature, ...} (prmlab.generative.VerifierConfig)
+            extra = {k: x for k, x in v.items() if k not in ("model", "layout")}
+            out[name] = PRMSpec(v["model"], v["layout"], verifier=verifier_config(f"reference_prms.{name}", extra))
         else:
-            raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, or {{model, layout, reference}}, got {v!r}")
+            raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, {{model, layout, reference}}, or a "
+                              f"generative layout's {{model, layout, votes, temperature, ...}}, got {v!r}")
     flags = pairs("--prm", cli, "path (a PRM folder or hub name)")
     if clash := sorted(set(flags) & set(out)):
         raise ParamsError(f"--prm {clash[0]}={flags[clash[0]]}: {clash[0]!r} already names a PRM "
@@ -272,8 +289,8 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
     if not out:
         raise ParamsError("no PRM to evaluate: give --prm-dir (with train_prm.sources), reference_prms or --prm name=path")
     for name, spec in out.items():  # checked here for hub names too, which check_model cannot open before loading
-        if spec.layout is not None and spec.layout not in LAYOUTS:
-            raise ParamsError(f"PRM {name!r}: unknown layout {spec.layout!r} (known: {list(LAYOUTS)})")
+        if spec.layout is not None and spec.layout not in LAYOUTS + GENERATIVE:
+            raise ParamsError(f"PRM {name!r}: unknown layout {spec.layout!r} (known: {list(LAYOUTS + GENERATIVE)})")
         if spec.reference and spec.layout != "eurus":
             raise ParamsError(f"PRM {name!r}: a reference model is for layout eurus only (layout {spec.layout!r})")
     return out
@@ -282,7 +299,7 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
 def vllm_layout_check(scorer: str, name: str, spec: PRMSpec) -> None:
     """vLLM's pooling runner serves the qwen layout only: a PRM in another layout is refused before any
     model loads (a local folder's layout is read from its files; a hub name's must be given)."""
-    if scorer != "vllm":
+    if scorer != "vllm" or spec.layout in GENERATIVE:  # a generative verifier generates through vLLM's LLM
         return
     layout = spec.layout or (detect_layout(spec.model) if Path(spec.model).is_dir() else "qwen")
     if layout != "qwen":
@@ -298,6 +315,8 @@ def checked_prms(a, sources: list[str], reference: dict, scorer: str) -> dict[st
     for name, spec in prms.items():
         check_prm(f"PRM {name!r}", spec.model, spec.layout, spec.reference)
         vllm_layout_check(scorer, name, spec)
+        if spec.layout in GENERATIVE and getattr(a, "scores", None):  # its votes beside the stage's scores, resumable
+            prms[name] = replace(spec, votes_file=f"{a.scores}.{name}")
     return prms
 
 
@@ -671,11 +690,18 @@ def layout_scorer(spec: PRMSpec, *args, **kw) -> LayoutScorer:
 
 def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
                 tensor_parallel_size: int = 1, layout: str | None = None, reference: str | None = None,
-                batch_tokens: int = 16384, per_prefix: bool = True) -> Scorer:
+                batch_tokens: int = 16384, per_prefix: bool = True, verifier: VerifierConfig | None = None,
+                votes_file: str | None = None) -> Scorer:
     """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
     `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
     tensor parallelism applies to vLLM only, which serves the qwen layout (its STEP pooling);
-    `per_prefix` is for an outcome RM (layout orm)."""
+    `per_prefix` is for an outcome RM (layout orm). A generative layout (prmlab.generative) generates through
+    either backend, with `verifier`'s sampling (its family's defaults if None), its votes resumable in `votes_file`."""
+    if layout in GENERATIVE:
+        if backend not in ("transformers", "vllm"):
+            raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
+        return VERIFIERS[layout](path, verifier, backend, max_length, dtype, tensor_parallel_size, batch_size,
+                                 resume=votes_file)
     if backend == "transformers":
         return layout_scorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
     elif backend == "vllm":

@@ -237,6 +237,8 @@ def eval_prmbench(cfg: dict, data, run) -> Done:
             scores = score_items(scorer, items, c.strip_step_prefix, name)
             res = prmbench_table(items, scores, c.threshold)
             res["max_length"] = scorer.max_length
+            if hasattr(scorer, "unparsed_votes"):  # a generative verifier: its sampling and its unparsed votes
+                res["verifier"] = scorer.summary()
         if res["truncated_items"]:
             print(f"[eval_prmbench] {name}: {res['truncated_items']} items cut at max_length {res['max_length']}, "
                   "scored over the steps returned (as the harness does)", file=sys.stderr)
@@ -247,5 +249,7 @@ def eval_prmbench(cfg: dict, data, run) -> Done:
     return Done(m, f"{len(items)} items, {len(results)} models; PRMScore: "
                 + ", ".join(f"{k}={v['prmscore']:.1f}" for k, v in results.items())
                 + "".join(f"; {k}: {v['truncated_items']} items cut at max_length" for k, v in results.items()
-                          if v["truncated_items"]),
+                          if v["truncated_items"])
+                + "".join(f"; {k}: {v['verifier']['unparsed_votes']} step votes without a verdict (scored not correct)"
+                          for k, v in results.items() if v.get("verifier", {}).get("unparsed_votes")),
                 outputs={"scores": rows})

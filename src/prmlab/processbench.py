@@ -276,6 +276,8 @@ def eval_processbench(cfg: dict, data, run) -> Done:
             res, scores = eval_prm(scorer, items, c.threshold_subset, name)
             res["truncated_items"] = scorer.truncated_items
             res["max_length"] = scorer.max_length
+            if hasattr(scorer, "unparsed_votes"):  # a generative verifier: its sampling and its unparsed votes
+                res["verifier"] = scorer.summary()
         results[f"prm/{name}"] = res
         # `pred`: the prediction at the tuned threshold, truncation included, which the report's findings
         # read back (never re-derived from the scores: a cut item has fewer scores than steps).
@@ -296,5 +298,7 @@ def eval_processbench(cfg: dict, data, run) -> Done:
                 + ", ".join(f"{k}={f:.1f}" for k, f in best.items())
                 + "".join(f"; {k}: {v['truncated_items']} items truncated to max_length (graded wrong unless an error was found)"
                           for k, v in results.items() if v.get("truncated_items"))
+                + "".join(f"; {k}: {v['verifier']['unparsed_votes']} step votes without a verdict (scored not correct)"
+                          for k, v in results.items() if v.get("verifier", {}).get("unparsed_votes"))
                 + (f"; {sum(outside.values())} items outside eval_processbench.subsets, not evaluated" if outside else ""),
                 outputs={"scores": rows})
