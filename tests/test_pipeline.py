@@ -258,7 +258,8 @@ def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
     assert changed() == set()
     critic = study / "src" / "prmlab" / "prompts" / "critic.txt"
     critic.write_text(critic.read_text().replace("paragraph", "step"))
-    assert changed() == {"train_judge@toy", "label_judge", "eval_processbench"}
+    # eval_bon too: it can score with a generative verifier, whose prompts live beside it (issue #55)
+    assert changed() == {"train_judge@toy", "label_judge", "eval_processbench", "eval_bon"}
     policy = study / "src" / "prmlab" / "prompts" / "policy_system.txt"
     policy.write_text(policy.read_text() + " ")
     assert {"bootstrap@toy", "sample", "label_mc", "sample_eval"} <= changed()
@@ -275,7 +276,8 @@ def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
     assert changed() == set()
     for rel, expected in (("src/prmlab/generation.py", {"bootstrap@toy", "train_judge@toy", "sample", "label_mc",
                                                          "label_judge", "toy_human@toy", "ceiling@toy",
-                                                         "build_processbench@toy", "sample_eval", "eval_processbench"}),
+                                                         "build_processbench@toy", "sample_eval", "eval_processbench",
+                                                         "eval_bon"}),  # eval_bon: a generative verifier generates
                           ("src/prmlab/report/study.py", {"report"})):
         f = study / rel
         before = f.read_text()
@@ -660,7 +662,9 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tm
     assert all("prmlab.stage" not in r.data.tags and r.data.tags["prmlab.adhoc"].startswith("eval_") for r in kids)
     assert not client.search_runs([eid], "tags.`prmlab.stage` != 'pipeline' and attributes.run_name LIKE '%eval %'")
     shown = run([prmlab, "metrics"], study).stdout
-    assert "policy_accuracy" in shown and re.search(r"^best_of_n\.maj ", shown, re.M), shown
+    # the leaderboard first (issue #56: a row per PRM, reference and baseline), then the study's own numbers
+    assert shown.startswith("PRM ") and re.search(r"^maj@\d+ +baseline ", shown, re.M), shown
+    assert re.search(r"^oracle +trained ", shown, re.M) and "policy_accuracy" in shown, shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
     assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr
 
