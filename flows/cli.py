@@ -202,15 +202,11 @@ def show_metrics(path: Path) -> None:
 
 def leaderboard_text(board: list[dict]) -> str:
     """The headline's leaderboard as a fixed-width table (`prmlab metrics`), sorted as the report's."""
-    def cell(v, nd=1):
-        return "-" if v is None else f"{v:.{nd}f}"
-
-    def bon(v):
-        return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
+    from prmlab.report.markdown import ci, f3, fmt1
 
     head = ["PRM", "kind", "PB F1", "step AUC", "BoN min", "BoN product", "BoN last", "min on last %"]
-    body = [[r["name"], r["kind"], cell(r["processbench_f1"]), cell(r["step_auc"], 3),
-             *(bon(r["bon"].get(a)) for a in ("min", "product", "last")), cell(r["min_on_final_step"])] for r in board]
+    body = [[r["name"], r["kind"], fmt1(r["processbench_f1"]), f3(r["step_auc"]),
+             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in board]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in [head, *body])
 

@@ -87,17 +87,28 @@ def estimate(name: str) -> Estimate:
 
 def declared(name: str) -> bool:
     """Whether FINDINGS declares estimate `name` (exactly, or by a "{}" pattern): an undeclared one is an older
-    statistic (`estimate`)."""
-    return estimate(name).unit != "" or any(e.name == name for f in FINDINGS for e in f.estimates)
+    statistic, which `estimate` gives no unit (every declaration has one)."""
+    return estimate(name).unit != ""
+
+
+def entry(fid: str) -> Finding | None:
+    """Finding `fid`'s entry in FINDINGS, None for an id it does not declare."""
+    return next((f for f in FINDINGS if f.id == fid), None)
+
+
+def missing(fid: str, names: Sequence[str]) -> list[str]:
+    """The deciding estimates finding `fid`'s entry names outright (no "{}") that `names` lacks: a claim of all its
+    estimates measured without one was not measured as declared (an older seed's record)."""
+    f = entry(fid)
+    return [e.name for e in f.estimates if e.decides and "{}" not in e.name and e.name not in names] \
+        if f and not f.deciding else []
 
 
 def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
     """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
     each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of), and one that lacks
-    an estimate its entry names outright (no "{}") is inconclusive: that part of the claim was not measured."""
-    f = next((f for f in FINDINGS if f.id == fid), None)
-    named = [e.name for e in f.estimates if e.decides and "{}" not in e.name] if f and not f.deciding else []
-    if any(n not in intervals for n in named):
+    an estimate its entry names outright is inconclusive (`missing`): that part of the claim was not measured."""
+    if missing(fid, list(intervals)):
         return stats.INCONCLUSIVE
     return stats.all_of([estimate(n).judge(*intervals[n]) for n in deciding(fid, intervals)])
 
@@ -105,14 +116,14 @@ def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
 def short(fid: str, claim: str = "") -> str:
     """Finding `fid`'s claim in a few words (its entry's `short`); `claim` (a record's) for an id FINDINGS lacks,
     or for a record made under another wording of the claim (an older seed's), whose short would misname it."""
-    f = next((f for f in FINDINGS if f.id == fid), None)
+    f = entry(fid)
     return claim or fid if f is None or claim and claim != f.claim else f.short
 
 
 def deciding(fid: str, estimates: Sequence[str]) -> list[str]:
     """The estimates that decide finding `fid`'s verdict: of those that decide at all (a calibration does not), its
     entry's `deciding` one where present (FIRST, or one it lacks: the first listed), else all of them."""
-    f = next((f for f in FINDINGS if f.id == fid), None)
+    f = entry(fid)
     if f is None:  # a finding FINDINGS does not declare: every estimate of it, by the side of 0
         return list(estimates)
     names = [n for n in estimates if estimate(n).decides]

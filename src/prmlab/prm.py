@@ -18,6 +18,7 @@ Scorers share one call, `score(items) -> per-step probabilities`:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -225,17 +226,26 @@ def varlen_available() -> bool:
     return torch.cuda.is_available()
 
 
+@functools.cache
+def _varlen_params() -> frozenset[str]:
+    """The keywords this torch's varlen_attn takes (torch 2.10 has is_causal, later ones window_size and
+    enable_gqa): looked up once, not in every layer's attention call."""
+    import inspect
+
+    from torch.nn.attention.varlen import varlen_attn
+
+    return frozenset(inspect.signature(varlen_attn).parameters)
+
+
 def packed_varlen(module, query, key, value, attention_mask, scaling=None, dropout=0.0, cu_seq_lens_q=None,
                   max_length_q=None, **kwargs):
     """Attention for a packed row on a GPU: torch's varlen flash kernel over the whole row in one call,
     causal within each example by `cu_seq_lens_q` (as flash-attn's varlen function; no flash-attn
     package needed). Flash kernels take bf16 or fp16 only, so fp32 inputs (no autocast) are cast to bf16
     and the output cast back. Returns (1, tokens, heads, dim), as transformers' attention functions do."""
-    import inspect
-
     from torch.nn.attention.varlen import varlen_attn
 
-    accepts = inspect.signature(varlen_attn).parameters  # torch 2.10 takes is_causal, later ones window_size
+    accepts = _varlen_params()
     dtype = query.dtype
     q, k, v = (t[0].transpose(0, 1).contiguous() for t in (query, key, value))  # (heads, T, dim) -> (T, heads, dim)
     if dtype == torch.float32:

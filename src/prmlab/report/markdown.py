@@ -28,6 +28,11 @@ def f3(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def ci(v: list[float] | None) -> str:
+    """[value, lo, hi] as '61.7 [58.6, 64.7]'; '-' where absent."""
+    return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
+
+
 def signed_ci(d: list[float] | None) -> str:
     """[difference, lo, hi] as '+4.8 [+0.8, +9.2]'; '-' where absent."""
     return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"

@@ -13,13 +13,13 @@ from statistics import mean, stdev
 
 from prmlab.findings import (
     EQUAL,
-    FINDINGS,
     T95,
     WINDOW,
     aggregate_seeds,
     deciding,
     estimate,
     group_by_id,
+    missing,
     short,
 )
 from prmlab.report.markdown import f3, fmt1, signed_ci, table
@@ -127,10 +127,8 @@ def why_inconclusive(f: dict, runs: int) -> str:
         return ""
     if f["seeds"] < max(runs, 2) or any(e["seeds"] < f["seeds"] for e in f["estimates"].values()):
         return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
-    entry = next((x for x in FINDINGS if x.id == f["id"]), None)
-    if entry and (missing := [x.name for x in entry.estimates if x.decides and "{}" not in x.name
-                              and not entry.deciding and x.name not in f["estimates"]]):
-        return (f"not measured as the findings now declare it: {', '.join(missing)} missing (seeds filed before the "
+    if lacks := missing(f["id"], list(f["estimates"])):
+        return (f"not measured as the findings now declare it: {', '.join(lacks)} missing (seeds filed before the "
                 "statistic was declared, issue #54; seeds of the current study decide it)")
     if not deciding(f["id"], f["estimates"]):
         return (f"its estimates ({', '.join(f['estimates'])}) are of a statistic the findings no longer declare "

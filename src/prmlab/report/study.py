@@ -22,7 +22,7 @@ from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
-from prmlab.report.markdown import f3, fmt, fmt1, signed_ci, table
+from prmlab.report.markdown import ci, f3, fmt, fmt1, signed_ci, table
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
@@ -548,31 +548,30 @@ def to_html(md: str) -> str:
 def headline(m: dict) -> dict:
     """The numbers a reader wants first, from the metrics files: reports/headline.json, which `prmlab
     metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's)."""
-    r1 = lambda x: None if x is None else round(float(x), 1)  # noqa: E731
     h: dict = {}
     sample, cons, judge = m["sample"], m["consensus"], m["train_judge"]
     if sample.get("accuracy") is not None:
-        h["policy_accuracy"] = r1(100 * sample["accuracy"])
+        h["policy_accuracy"] = _r1(100 * sample["accuracy"])
     if judge:
-        h["judge_first_error_accuracy"] = r1(100 * judge["judge_first_error_accuracy"])
-        h["judge_baseline_always_no_error"] = r1(100 * judge["judge_baseline_always_none"])
+        h["judge_first_error_accuracy"] = _r1(100 * judge["judge_first_error_accuracy"])
+        h["judge_baseline_always_no_error"] = _r1(100 * judge["judge_baseline_always_none"])
     if cons.get("consensus_kept_share") is not None:
-        h["consensus_kept"] = r1(100 * cons["consensus_kept_share"])
+        h["consensus_kept"] = _r1(100 * cons["consensus_kept_share"])
     if cons.get("audit"):
-        h["label_first_error_accuracy"] = {s: r1(100 * a["first_error_accuracy"]) for s, a in cons["audit"].items()}
+        h["label_first_error_accuracy"] = {s: _r1(100 * a["first_error_accuracy"]) for s, a in cons["audit"].items()}
     if models := m["eval_processbench"].get("models"):
         # PRMs by label source; the judge evaluated as a critic apart from the PRM trained on its labels.
         key = lambda name: name[4:] if name.startswith("prm/") else name.replace("critic/", "critic_")  # noqa: E731
-        h["processbench_f1"] = {key(name): r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
+        h["processbench_f1"] = {key(name): _r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
         auc = {key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
         if auc:  # a PRM's threshold-free step AUC (0-1; issue #19's target for the oracle PRM: >= 0.8)
             h["processbench_step_auc"] = {k: None if v is None else round(v, 3) for k, v in auc.items()}
     if res := m["eval_bon"].get("results"):
         # One key whatever eval_bon.n is, so `dvc exp show` keeps its columns across a sweep of N.
-        h["best_of_n"] = {"n": m["eval_bon"]["n"]} | {k: r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
-        h["best_of_n"] |= {name: r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
+        h["best_of_n"] = {"n": m["eval_bon"]["n"]} | {k: _r1(v) for k, v in res["baselines"]["average"].items() if k in ("maj", "pass", "random")}
+        h["best_of_n"] |= {name: _r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
     if m["analyze_bias"].get("prms"):
-        h["min_on_final_step_share"] = {k: r1(v["min_on_last_step_all"]) for k, v in m["analyze_bias"]["prms"].items()}
+        h["min_on_final_step_share"] = {k: _r1(v["min_on_last_step_all"]) for k, v in m["analyze_bias"]["prms"].items()}
     if board := leaderboard(m):
         h["leaderboard"] = board
     return h
@@ -629,12 +628,8 @@ def leaderboard_lines(rows: list[dict], n: int | None) -> list[str]:
     """The leaderboard as Markdown: a table a row each, the kind of each row said."""
     if not rows:
         return []
-
-    def bon(v):
-        return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
-
     body = [[r["name"], r["kind"], fmt1(r["processbench_f1"]), f3(r["step_auc"]),
-             *(bon(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in rows]
+             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in rows]
     return ["## PRM leaderboard", "",
             f"Every PRM of this study, sorted by held-out ProcessBench F1 (the paper's main metric); Best-of-{n} accuracy "
             "with its binomial 95% interval over the problems; `reference`: the ceiling PRM (another training budget) and "
