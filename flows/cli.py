@@ -144,12 +144,42 @@ STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`e
 # The study view lists every run; MLflow folds a flow's stage runs under its `pipeline` run (a row to unfold,
 # whatever the filter: neither a filter nor the shared state's `runsExpanded` unfolded them in 3.17).
 VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
-         "prms": {"selectedColumns": PRM_COLUMNS, "searchFilter": "attributes.run_name LIKE 'train_prm@%'",
+         "prms": {"selectedColumns": PRM_COLUMNS,
+                  "searchFilter": "attributes.run_name LIKE 'train_prm@%' AND tags.`prmlab.latest` = 'yes'",
                   "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
 
 
+LATEST = "prmlab.latest"  # tag: 'yes' on each stage's latest finished run (the study's), 'no' on the runs it superseded
+
+
+def tag_latest(client, experiment_id: str) -> dict[str, int]:
+    """Tag every stage run (tag `prmlab.stage`; ad hoc runs have none) `prmlab.latest` = 'yes' where it is its stage's
+    latest finished run (the one the report reads) and 'no' where a later finished run superseded it, so the `prms`
+    view lists the study's PRMs once each, not every train_prm run ever made (issue #56). Returns the counts."""
+    runs, token = [], None
+    while True:
+        page = client.search_runs([experiment_id], "attributes.status = 'FINISHED'", max_results=1000, page_token=token)
+        runs += page
+        if not (token := page.token):
+            break
+    latest: dict[str, object] = {}
+    for r in sorted(runs, key=lambda r: r.info.start_time):
+        if "prmlab.stage" in r.data.tags:
+            latest[r.info.run_name] = r  # a later start wins
+    counts = {"yes": 0, "no": 0}
+    keep = {r.info.run_id for r in latest.values()}
+    for r in runs:
+        if "prmlab.stage" in r.data.tags:
+            want = "yes" if r.info.run_id in keep else "no"
+            counts[want] += 1
+            if r.data.tags.get(LATEST) != want:
+                client.set_tag(r.info.run_id, LATEST, want)
+    return counts
+
+
 def ui_links(host: str, port: int) -> dict[str, str]:
-    """Write the shared views into the study's experiment; return {view: URL that opens it}."""
+    """Tag each stage's latest run, write the shared views into the study's experiment; return {view: URL that opens
+    it}."""
     import mlflow
 
     from prmlab.tracking import ensure_experiment, tracking_uri
@@ -159,6 +189,7 @@ def ui_links(host: str, port: int) -> dict[str, str]:
     ensure_experiment(mlflow, name)
     eid = mlflow.get_experiment_by_name(name).experiment_id
     client = mlflow.MlflowClient()
+    tag_latest(client, eid)
     for key, view in VIEWS.items():
         client.set_experiment_tag(eid, f"mlflow.sharedViewState.{key}", json.dumps(view))
     return {key: f"http://{host}:{port}/#/experiments/{eid}/runs?viewStateShareKey={key}&workflowType=machine_learning"
@@ -265,8 +296,9 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--file", default="reports/headline.json")
     a = ap.parse_args(argv)
     if a.cmd == "run":
-        from flows.pipeline import pipeline
+        from flows.pipeline import interrupt_on_sigterm, pipeline
 
+        interrupt_on_sigterm()
         pipeline(project_dir=a.project_dir, stages=a.stages)
     elif a.cmd == "eval":
         if a.name and len(a.prm) > 1:

@@ -6,7 +6,8 @@
 Each task runs `dvc repro <stage>` (one at a time: DVC locks the repo), with a Prefect retry on
 failure (not on bad input, a stage's exit code 2: the same input fails again) and the stage's output streamed to
 the Prefect log, its error line at ERROR. A flow stopped by a stage publishes the `prmlab-study` artifact naming
-that stage and its error line. The flow opens a parent MLflow run and
+that stage and its error line. A flow killed (SIGTERM, as `kill` or a scheduler sends; or Ctrl-C) stops its stage's
+processes and ends as Crashed in Prefect and KILLED in MLflow, never left "Running". The flow opens a parent MLflow run and
 passes its id to the stages through PRMLAB_PARENT_RUN_ID, so every stage run is its child. A task
 logs what its stage did (the upstream stages' "didn't change" lines are counted, not repeated); the
 flow ends by publishing a Prefect markdown artifact (key `prmlab-study`): the findings' verdicts, the
@@ -20,6 +21,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 from pathlib import Path
 
@@ -61,18 +63,23 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     env = venv_env()
     if parent_run_id:
         env["PRMLAB_PARENT_RUN_ID"] = parent_run_id
+    # Its own process group, so an interrupted flow stops dvc and the stage's python together (killpg below).
     proc = subprocess.Popen([venv_tool("dvc"), "repro", stage], cwd=project_dir, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     tail: list[str] = []
     upstream = 0
-    for line in proc.stdout:  # stream, so long stages show their progress lines in Prefect
-        line = line.rstrip()
-        skipped = UNCHANGED.match(line)
-        if skipped and skipped.group(1).split("@")[0] != stage.split("@")[0]:
-            upstream += 1  # an earlier task's stage, checked again by `dvc repro`: counted, not repeated
-        elif line:
-            log.info(line)
-            tail = (tail + [line])[-20:]
+    try:
+        for line in proc.stdout:  # stream, so long stages show their progress lines in Prefect
+            line = line.rstrip()
+            skipped = UNCHANGED.match(line)
+            if skipped and skipped.group(1).split("@")[0] != stage.split("@")[0]:
+                upstream += 1  # an earlier task's stage, checked again by `dvc repro`: counted, not repeated
+            elif line:
+                log.info(line)
+                tail = (tail + [line])[-20:]
+    except BaseException:  # interrupted (KeyboardInterrupt from Ctrl-C or our SIGTERM handler): stop the stage too
+        stop_group(proc)
+        raise
     if proc.wait() != 0:
         error = stage_error(tail)
         log.error(f"dvc repro {stage} failed (exit {proc.returncode}): {error}")
@@ -82,6 +89,27 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     if upstream:
         log.info(f"({upstream} upstream stages up to date)")
     return stage
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 20) -> None:
+    """SIGTERM a stage's process group (dvc and the stage it runs), SIGKILL what is left after grace_s."""
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait)
+            return
+        except ProcessLookupError:
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def interrupt_on_sigterm() -> None:
+    """SIGTERM raises KeyboardInterrupt, as Ctrl-C does: Prefect then ends the flow run Crashed ("aborted by an
+    interrupt signal") where a plain SIGTERM left it "Running" for good (issue #56), and the stage is stopped."""
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, handler)
 
 
 UNCHANGED = re.compile(r"^Stage '([^']+)' didn't change, skipping$")
@@ -151,6 +179,10 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
                     + f"`{why}`\n\n{'Bad input: fix it and rerun (not retried).' if isinstance(e, StageInputError) else ''}\n",
                     key="prmlab-study", description=f"the study stopped at stage {s}")
                 raise
+            except BaseException:  # killed (Ctrl-C, SIGTERM): the stage runs left open and this one end KILLED
+                end_killed(mlflow.MlflowClient(), run.info)
+                mlflow.end_run("KILLED")  # before the `with` ends it FAILED
+                raise
     # Every stage up to date: no stage opened a run, and an empty parent would only clutter the UI.
     client = mlflow.MlflowClient()
     kids = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'")
@@ -166,7 +198,15 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     return done
 
 
+def end_killed(client, parent) -> None:
+    """Mark the flow's MLflow runs of stages still RUNNING (a stage killed mid-run cannot end its own) as KILLED."""
+    for r in client.search_runs([parent.experiment_id], f"tags.mlflow.parentRunId = '{parent.run_id}' "
+                                                        "and attributes.status = 'RUNNING'"):
+        client.set_terminated(r.info.run_id, "KILLED")
+
+
 def main() -> None:
+    interrupt_on_sigterm()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project-dir", default=".")
     ap.add_argument("--stages", nargs="*", default=None)

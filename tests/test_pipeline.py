@@ -165,6 +165,9 @@ def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
 
     note = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}").get_experiment_by_name("prmlab").tags.get("mlflow.note.content", "")
     assert "**This run, one seed**" in note and all(short(f["id"], f["claim"]) in note for f in findings), note
+    assert "## PRM leaderboard" in note and "| oracle |" in note, note  # the PRMs ranked and rounded, in MLflow too
+    # the report says where its MLflow links open: the store that made it, named relative to the project
+    assert "(`sqlite:///mlflow.db`, not committed)" in (ran / "reports" / "report.md").read_text()
     assert "| policy_accuracy |" in art or "| processbench_f1." in art
     assert re.search(r"- \[train_prm@oracle\]\(http://127\.0\.0\.1:5000/#/experiments/\d+/runs/[0-9a-f]{32}\)", art), art[-800:]
 

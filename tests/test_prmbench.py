@@ -273,7 +273,72 @@ def test_prmbench_table_sets_the_harness_row_beside_a_known_checkpoint(tmp_path)
     row = table_row("q", "Qwen/Qwen2.5-Math-PRM-7B", tmp_path / "q", ["prmbench"])
     md = markdown_table([row])
     assert PRMBENCH_COLUMNS[:4] == ["prmscore", "NR", "NCL", "Simplicity"] and len(PRMBENCH_COLUMNS) == 13
-    assert "| q | 60.0 | 40.0 | - | 40.0 |" in md and md.count("| 3 |") == 1
+    assert "| q | 60.0 | 40.0 | - | 40.0 |" in md and md.split("PRMBench in context")[0].count("| 3 |") == 1
     ref = PRMBENCH["Qwen/Qwen2.5-Math-PRM-7B"]
     assert f"| Qwen/Qwen2.5-Math-PRM-7B (PRMBench harness) | {ref['prmscore']} | {ref['NR']} |" in md
     assert ref["prmscore"] == 65.5 and ref["MS"] == 99.7  # the harness notebook's saved outputs
+
+
+def test_published_rows_agree_with_their_own_arithmetic():
+    """Every published row as typed (prmlab.paper.TABLE7_ROWS, prmlab.published): a subset's F1 is the harmonic mean
+    of its error and correct accuracies, the average is the mean of the four F1s, a PRMBench category is the mean of
+    its classes, each to the sources' rounding (0.1). A mistyped cell fails here (this caught four misprints of the
+    PRM paper's Table 7, ProcessBench's own tables agreeing with its F1s)."""
+    from prmlab.paper import TABLE7, TABLE7_ROWS
+    from prmlab.published import PRMBENCH_FIELD, PROCESSBENCH_FIELD
+
+    rows = {**{n: (c, a) for n, (_, _, c, a) in TABLE7_ROWS.items()},
+            **{n: (c, a) for n, (_, _, c, a, _) in PROCESSBENCH_FIELD.items()}}
+    assert len(rows) == len(TABLE7_ROWS) + len(PROCESSBENCH_FIELD)  # no name in both
+    for name, (cells, avg) in rows.items():
+        assert len(cells) == 4, name
+        f1 = [c[2] if isinstance(c, tuple) else c for c in cells]
+        assert abs(sum(f1) / 4 - avg) <= 0.1, name
+        for c in cells:
+            if isinstance(c, tuple):
+                assert abs(2 * c[0] * c[1] / (c[0] + c[1]) - c[2]) <= 0.1, (name, c)
+    for name, (_, vals, _) in PRMBENCH_FIELD.items():
+        for cat, classes in (("Simplicity", ("NR", "NCL")), ("Soundness", ("ES", "SC", "DC", "CI")),
+                             ("Sensitivity", ("PS", "DR", "MS"))):
+            if all(c in vals for c in classes):
+                assert abs(sum(vals[c] for c in classes) / len(classes) - vals[cat]) <= 0.1, (name, cat)
+    assert TABLE7["Qwen/Qwen2.5-Math-PRM-7B"] == 73.5 and TABLE7["Qwen/Qwen2.5-Math-PRM-72B"] == 78.3 and len(TABLE7) == 10
+
+
+def _pb_row(name: str, f1s: list[float], subsets=("gsm8k", "math", "olympiadbench", "omnimath")) -> dict:
+    return {"name": name, "model": name, "paper_table7_f1": None, "threshold_subset": subsets[0],
+            "processbench": {s: {"error_acc": f, "correct_acc": f, "f1": f} for s, f in zip(subsets, f1s)},
+            "processbench_heldout_avg_f1": sum(f1s[1:]) / 3, "processbench_avg_f1": sum(f1s) / 4,
+            "processbench_avg_f1_at_0.5": None, "step_auc_heldout": None}
+
+
+def test_a_new_prm_is_ranked_among_the_published_rows():
+    """Issue #55 item 5: `prmlab eval`'s tables rank the PRMs evaluated among the PRM paper's Table 7 and the field's
+    published rows, each with its source: an average F1 of 74.0 lands between Universal-PRM-7B (74.3, as GenPRM and
+    ActPRM quote it) and Qwen2.5-Math-PRM-7B (73.5, Table 7); a PRMScore of 66.2 between ActPRM-X (66.7) and
+    Gemini-2.0-flash-exp (66.0); the harness's saved row only where it differs from the leaderboard's. A toy benchmark's subsets are not ranked with ProcessBench's rows."""
+    from prmlab.report.tables import markdown_table
+
+    md = markdown_table([_pb_row("mine", [80.0, 76.0, 70.0, 70.0])])
+    ctx = md[md.index("ProcessBench in context"):].splitlines()
+    names = [ln.split(" | ")[1] for ln in ctx if ln.startswith("| ") and not ln.startswith("| #")]
+    i = names.index("**mine** (this run)")
+    assert names[i - 1] == "Universal-PRM-7B" and names[i + 1] == "Qwen2.5-Math-PRM-7B", names
+    assert names[0] == "o1-mini" and "GenPRM-32B (Maj@8)" in names[1:3]  # 87.9, then GenPRM-32B's 82.6
+    mine = next(ln for ln in ctx if "**mine**" in ln)
+    assert f"| {i + 1} | **mine** (this run) | evaluated | 80.0 | 76.0 | 70.0 | 70.0 | 74.0 |" in mine
+    assert "| Qwen2.5-Math-PRM-7B | PRM | 82.4 | 77.6 | 67.5 | 66.3 | 73.5 |  | PRM paper (arXiv 2501.07301), Table 7 |" in md
+    assert "R-PRM, arXiv 2503.21295, Table 1" in md and "ThinkPRM" not in md
+
+    toy = markdown_table([_pb_row("toy", [50.0, 40.0], subsets=("easy", "hard"))])
+    assert "ProcessBench in context" not in toy and "subsets easy, hard are not ProcessBench's" in toy
+
+    row = {"name": "mine", "model": "mine", "prmbench": {"prmscore": 66.2, "Simplicity": 50.0, "Soundness": 70.0,
+                                                           "Sensitivity": 75.0}, "prmbench_truncated_items": 0}
+    md = markdown_table([row])
+    ctx = md[md.index("PRMBench in context"):].splitlines()
+    names = [ln.split(" | ")[1] for ln in ctx if ln.startswith("| ") and not ln.startswith("| #")]
+    i = names.index("**mine** (this run)")
+    assert names[i - 1] == "ActPRM-X" and names[i + 1] == "Gemini-2.0-flash-exp", names  # 66.7 > 66.2 > 66.0
+    assert "Skywork-PRM-7B" in names and "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B (harness's saved output)" in names
+    assert sum("Qwen2.5-Math-PRM-7B" in n for n in names) == 1  # the harness's 65.5 is the leaderboard's

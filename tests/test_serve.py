@@ -96,3 +96,64 @@ def test_a_stage_that_stops_the_flow_is_named_in_the_artifact_and_bad_input_is_n
     (task,) = [t for t in got["tasks"] if t[0] == "dvc repro sample"]
     assert task[1] == (2 if retried else 1) and task[2] == "Failed", task
     assert "ERROR" in run.stdout + run.stderr and "sample.n: must be >= 1" in run.stdout + run.stderr
+
+
+KILLED_QUERY = """
+import json
+import mlflow
+from prefect.client.orchestration import get_client
+
+with get_client(sync_client=True) as c:
+    flows = [(r.name, r.state_type.value, r.state.message) for r in c.read_flow_runs()]
+    tasks = [(r.name, r.state_type.value) for r in c.read_task_runs()]
+runs = mlflow.search_runs(search_all_experiments=True, output_format="list")
+print(json.dumps({"flows": flows, "tasks": tasks, "mlflow": sorted((r.info.run_name, r.info.status) for r in runs)}))
+"""
+
+
+def test_a_killed_flow_ends_crashed_with_its_stage_stopped_never_running(tmp_path):
+    """Issue #56: `kill` (SIGTERM) of a running `python -m flows.pipeline` left its flow run "Running" for good. Now the
+    flow ends Crashed in Prefect, the stage's process group is stopped (its python is gone), and the MLflow runs the
+    flow and the stage opened end KILLED."""
+    import sys
+
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "params.yaml").write_text("profile: {toy: [toy], real: []}\n")
+    # a stage that opens its MLflow run under the flow's and then works for a long time
+    (proj / "slow.py").write_text(
+        "import os, time, mlflow\n"
+        "open('stage.pid', 'w').write(str(os.getpid()))\n"
+        "mlflow.start_run(run_name='sample', nested=True, parent_run_id=os.environ['PRMLAB_PARENT_RUN_ID'])\n"
+        "print('stage started', flush=True)\n"
+        "time.sleep(600)\n")
+    (proj / "dvc.yaml").write_text("stages:\n  sample:\n    cmd: python slow.py\n    deps: [slow.py]\n")
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path / "prefect"), "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'm.db'}",
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("PREFECT_API_URL", None)
+    for cmd in (["git", "init", "-q"], [str(Path(sys.executable).with_name("dvc")), "init", "-q"]):
+        subprocess.run(cmd, cwd=proj, check=True, capture_output=True)
+    log = tmp_path / "flow.log"
+    with log.open("w") as out:
+        flow = subprocess.Popen([sys.executable, "-m", "flows.pipeline", "--project-dir", str(proj), "--stages", "sample"],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 240
+        while "stage started" not in log.read_text() and time.monotonic() < deadline:
+            assert flow.poll() is None, log.read_text()[-3000:]
+            time.sleep(1)
+        assert "stage started" in log.read_text(), log.read_text()[-3000:]
+        stage_pid = int((proj / "stage.pid").read_text())
+        flow.send_signal(signal.SIGTERM)
+        assert flow.wait(timeout=120) != 0
+    finally:
+        if flow.poll() is None:
+            flow.kill()
+    with pytest.raises(ProcessLookupError):  # the stage's python went with the flow
+        os.kill(stage_pid, 0)
+    got = json.loads(subprocess.run([sys.executable, "-c", KILLED_QUERY], cwd=ROOT, env=env, capture_output=True,
+                                    text=True, check=True, timeout=120).stdout)
+    (state,) = [f[1] for f in got["flows"]]
+    assert state == "CRASHED", got
+    assert [t[1] for t in got["tasks"]] == ["CRASHED"], got
+    assert got["mlflow"] == [["pipeline", "KILLED"], ["sample", "KILLED"]], got

@@ -78,3 +78,33 @@ def test_a_checkpoint_is_logged_as_a_model_of_its_run(tmp_path, monkeypatch):
     mlflow.set_tracking_uri(uri)
     assert sorted(a.path for a in mlflow.artifacts.list_artifacts(f"models:/{mid}")) == ["config.json", "model.safetensors"]
     assert [a.path for a in mlflow.artifacts.list_artifacts(f"models:/{big}")] == ["config.json"]
+
+
+def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monkeypatch):
+    """Issue #56: the `prms` view listed every train_prm run ever made (superseded and failed rows of dashes).
+    `prmlab ui` tags each stage's latest finished run `prmlab.latest` = 'yes' and the runs it superseded 'no'; the
+    view's own filter, run through MLflow's search, then finds the latest of each PRM and nothing else."""
+    import time
+
+    from flows.cli import VIEWS, tag_latest
+
+    uri = _store(monkeypatch, tmp_path)
+    client = MlflowClient(uri)
+    eid = client.create_experiment("tracking-test")
+
+    def made(name: str, status: str = "FINISHED", stage: bool = True) -> str:
+        r = client.create_run(eid, run_name=name, tags={"prmlab.stage": name.split("@")[0]} if stage else {})
+        client.set_terminated(r.info.run_id, status)
+        time.sleep(0.01)  # distinct start times: the later run is the newer
+        return r.info.run_id
+
+    old, new, _failed = made("train_prm@mc_hard"), made("train_prm@mc_hard"), made("train_prm@mc_hard", "FAILED")
+    judge, adhoc, sample = made("train_prm@judge"), made("train_prm@x", stage=False), made("sample")
+    assert tag_latest(client, eid) == {"yes": 3, "no": 1}
+    assert client.get_run(old).data.tags["prmlab.latest"] == "no" and "prmlab.latest" not in client.get_run(adhoc).data.tags
+    shown = client.search_runs([eid], VIEWS["prms"]["searchFilter"])
+    assert sorted(r.info.run_id for r in shown) == sorted([new, judge])
+    newer = made("train_prm@judge")  # a rerun supersedes it the next time `prmlab ui` starts
+    assert tag_latest(client, eid) == {"yes": 3, "no": 2}
+    assert sorted(r.info.run_id for r in client.search_runs([eid], VIEWS["prms"]["searchFilter"])) == sorted([new, newer])
+    assert sample in {r.info.run_id for r in client.search_runs([eid], "tags.`prmlab.latest` = 'yes'")}

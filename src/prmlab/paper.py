@@ -34,12 +34,50 @@ def fig9_last_minus_min(row: str) -> float:
     """Fig. 9: Best-of-8 accuracy by the last step score minus by the lowest, for one of its PRMs, in points."""
     return round(FIG9[row][2] - FIG9[row][0], 1)
 
-# ProcessBench average F1 of released PRMs (Table 7).
-TABLE7 = {"Qwen/Qwen2.5-Math-PRM-7B": 73.5, "Qwen/Qwen2.5-Math-PRM-72B": 78.3,
-          "Qwen/Qwen2.5-Math-7B-PRM800K": 56.5, "peiyi9979/math-shepherd-mistral-7b-prm": 31.5,
-          "RLHFlow/Llama3.1-8B-PRM-Mistral-Data": 28.4, "RLHFlow/Llama3.1-8B-PRM-Deepseek-Data": 26.6,
-          "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B": 42.1, "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B": 36.4,
-          "PRIME-RL/EurusPRM-Stage1": 31.2, "PRIME-RL/EurusPRM-Stage2": 31.3}
+# Table 7 (ProcessBench), every row: (kind, checkpoint or None, per subset (error acc, correct acc, F1) for GSM8K, MATH,
+# OlympiadBench, Omni-MATH, average F1). Its critic rows are ProcessBench's (arXiv 2412.06559, Table 3); "GPT-4-0806"
+# as Table 7 writes it (ProcessBench's GPT-4o-0806); "ORM" is an outcome reward model scored per step as a PRM. Four
+# accuracies are ProcessBench's (its Tables 5 and 7), where Table 7 misprints them and its own F1 agrees with
+# ProcessBench's: Llama-3.3-70B's MATH correct 94.6 (83.2 in Table 7), Skywork-PRM-7B's 69.2 (62.2), Skywork-PRM-1.5B's
+# 65.3 (65.2), RLHFlow-PRM-Deepseek-8B's Omni-MATH error 10.1 (10.9).
+TABLE7_ROWS = {
+    "GPT-4-0806": ("critic", None, ((70.0, 91.2, 79.2), (54.4, 76.6, 63.6), (45.8, 58.4, 51.4), (45.2, 65.6, 53.5)), 61.9),
+    "o1-mini": ("critic", None, ((88.9, 97.9, 93.2), (83.5, 95.1, 88.9), (80.2, 95.6, 87.2), (74.8, 91.7, 82.4)), 87.9),
+    "Llama-3.3-70B-Instruct": ("critic", None, ((72.5, 96.9, 82.9), (43.3, 94.6, 59.4), (31.0, 94.1, 46.7),
+                                                (28.2, 90.5, 43.0)), 58.0),
+    "Qwen2.5-Math-72B-Instruct": ("critic", None, ((49.8, 96.9, 65.8), (36.0, 94.3, 52.1), (19.5, 97.3, 32.5),
+                                                   (19.0, 96.3, 31.7)), 45.5),
+    "Qwen2.5-72B-Instruct": ("critic", None, ((62.8, 96.9, 76.2), (46.3, 93.1, 61.8), (38.7, 92.6, 54.6),
+                                              (36.6, 90.9, 52.2)), 61.2),
+    "QwQ-32B-Preview": ("critic", None, ((81.6, 95.3, 88.0), (78.1, 79.3, 78.7), (61.4, 54.6, 57.8),
+                                         (55.7, 68.0, 61.3)), 71.5),
+    "Skywork-PRM-1.5B": ("PRM", "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B",
+                         ((50.2, 71.5, 59.0), (37.9, 65.3, 48.0), (15.4, 26.0, 19.3), (13.6, 32.8, 19.2)), 36.4),
+    "Math-Shepherd-PRM-7B": ("PRM", "peiyi9979/math-shepherd-mistral-7b-prm",
+                             ((32.4, 91.7, 47.9), (18.0, 82.0, 29.5), (15.0, 71.1, 24.8), (14.2, 73.0, 23.8)), 31.5),
+    "RLHFlow-PRM-Mistral-8B": ("PRM", "RLHFlow/Llama3.1-8B-PRM-Mistral-Data",
+                               ((33.8, 99.0, 50.4), (21.7, 72.2, 33.4), (8.2, 43.1, 13.8), (9.6, 45.2, 15.8)), 28.4),
+    "RLHFlow-PRM-Deepseek-8B": ("PRM", "RLHFlow/Llama3.1-8B-PRM-Deepseek-Data",
+                                ((24.2, 98.4, 38.8), (21.4, 80.0, 33.8), (10.1, 51.0, 16.9), (10.1, 51.9, 16.9)), 26.6),
+    "Skywork-PRM-7B": ("PRM", "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B",
+                       ((61.8, 82.9, 70.8), (43.8, 69.2, 53.6), (17.9, 31.9, 22.9), (14.0, 41.9, 21.0)), 42.1),
+    "EurusPRM-Stage1": ("PRM", "PRIME-RL/EurusPRM-Stage1",
+                        ((46.9, 42.0, 44.3), (33.3, 38.2, 35.6), (23.9, 19.8, 21.7), (21.9, 24.5, 23.1)), 31.2),
+    "EurusPRM-Stage2": ("PRM", "PRIME-RL/EurusPRM-Stage2",
+                        ((51.2, 44.0, 47.3), (36.4, 35.0, 35.7), (25.7, 18.0, 21.2), (23.1, 19.1, 20.9)), 31.3),
+    "Qwen2.5-Math-7B-Math-Shepherd": ("PRM", None,
+                                      ((46.4, 95.9, 62.5), (18.9, 96.6, 31.6), (7.4, 93.8, 13.7), (4.0, 95.0, 7.7)), 28.9),
+    "Qwen2.5-Math-7B-PRM800K": ("PRM", "Qwen/Qwen2.5-Math-7B-PRM800K",
+                                ((53.1, 95.3, 68.2), (48.0, 90.1, 62.6), (35.7, 87.3, 50.7), (29.8, 86.1, 44.3)), 56.5),
+    "Qwen2.5-Math-PRM-7B": ("PRM", "Qwen/Qwen2.5-Math-PRM-7B",
+                            ((72.0, 96.4, 82.4), (68.0, 90.4, 77.6), (55.7, 85.5, 67.5), (55.2, 83.0, 66.3)), 73.5),
+    "Qwen2.5-Math-RM-72B": ("ORM", None, ((41.1, 46.1, 43.5), (39.7, 58.1, 47.2), (28.1, 56.6, 37.6),
+                                          (18.8, 50.2, 27.4)), 38.9),
+    "Qwen2.5-Math-PRM-72B": ("PRM", "Qwen/Qwen2.5-Math-PRM-72B",
+                             ((78.7, 97.9, 87.3), (74.2, 88.2, 80.6), (67.9, 82.0, 74.3), (64.8, 78.8, 71.1)), 78.3)}
+TABLE7_SUBSETS = ("gsm8k", "math", "olympiadbench", "omnimath")  # the order of each row's cells (ProcessBench's ids)
+# ProcessBench average F1 of released PRMs (Table 7), by checkpoint.
+TABLE7 = {model: avg for kind, model, _, avg in TABLE7_ROWS.values() if model}
 QWEN_F1, SHEPHERD_PRM_F1 = TABLE7["Qwen/Qwen2.5-Math-PRM-7B"], TABLE7["peiyi9979/math-shepherd-mistral-7b-prm"]
 
 # ProcessBench average F1 the report quotes under its table.

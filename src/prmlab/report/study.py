@@ -27,7 +27,7 @@ from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
-from prmlab.tracking import study_commits
+from prmlab.tracking import redact, study_commits, tracking_uri
 
 # The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
 # toy run's bootstrap.json must not show up in a real run's report.
@@ -76,9 +76,10 @@ class Page:
         return f"![{alt}](figures/{name})"
 
     def see(self, *stages: str) -> list[str]:
-        """The MLflow runs behind a section's numbers, as links (when the report runs under MLflow)."""
+        """The MLflow runs behind a section's numbers, as links (when the report runs under MLflow); they open in the
+        store that made the report (Provenance says where)."""
         got = [f"[{st}]({self.links[st]})" for st in stages if st in self.links]
-        return [f"MLflow: {', '.join(got)}", ""] if got else []
+        return [f"MLflow (the store that made this report, `make ui`): {', '.join(got)}", ""] if got else []
 
 
 def pb_heldout_f1(res: dict, held: list[str]) -> float | None:
@@ -498,6 +499,17 @@ def commits_line(c: dict) -> str:
             f"that adds this report holds them, `git log -1 -- reports/report.md`); {code}")
 
 
+def store_name(uri: str) -> str:
+    """The tracking store as the report names it: a SQLite file under the project by its relative path (the flow
+    makes it absolute), anything else without credentials."""
+    if uri.startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///"):])
+        if path.is_absolute() and path.is_relative_to(Path.cwd()):
+            return f"sqlite:///{path.relative_to(Path.cwd())}"
+        return uri
+    return redact(uri)
+
+
 def provenance(page: Page) -> list[str]:
     """Where every number came from: the commits of its params and code, and the MLflow runs (`make ui`,
     experiment page)."""
@@ -511,7 +523,10 @@ def provenance(page: Page) -> list[str]:
     return ["## Provenance", "",
             f"{commits_line(commits)}; this report's MLflow run `{page.run.id}`"
             + (f", under the flow run `{parent}`" if parent else "") + ". The latest finished run of each stage "
-            "in the same MLflow experiment (`make ui`):", "", table(["stage", "MLflow run id"], rows), ""]
+            "in the same MLflow experiment. They live in the MLflow store of the workspace that made this report "
+            f"(`{store_name(tracking_uri())}`, not committed): there, `make ui` serves them and the links open them; "
+            "a clone has no store until its own `make repro` fills one (with its own run ids).", "",
+            table(["stage", "MLflow run id"], rows), ""]
 
 
 def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
@@ -759,8 +774,11 @@ def report(cfg: dict, data: dict, run) -> Done:
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
     log_prm_results(page.runs, prm_results(m))
-    if run is not None and recs:  # the experiment's description in MLflow: the study at a glance
-        run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g), "The report: reports/report.md."]))
+    if run is not None and recs:  # the experiment's description in MLflow: the study at a glance, then its PRMs
+        # ranked, rounded, key metrics first (MLflow's runs table orders metric columns by name and does not round)
+        run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g),
+                                           *leaderboard_lines(leaderboard(m), m["eval_bon"].get("n")),
+                                           "The report: reports/report.md."]))
     outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
                                             "machines": trained_on(m), "device": device(m), "glance": g}}
     if data["headline"]:  # and --summary's numbers, written where --summary is given

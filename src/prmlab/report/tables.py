@@ -1,6 +1,8 @@
 """Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, flows/cli.py): one row
 per PRM from its eval stages' outputs, and the two Markdown tables with the paper's number beside a known
-checkpoint; PRMBench's PRMScores with its harness's reference row beside a known checkpoint.
+checkpoint; PRMBench's PRMScores with its harness's reference row beside a known checkpoint; and each benchmark's
+published rows (the paper's Table 7, the field's in prmlab.published, PRMBench's harness and leaderboard) ranked
+with the PRMs evaluated among them, so a new PRM lands in context (issue #55).
 
 Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl, prmbench.json). Outputs: a row (dict)
 per PRM, and the tables as Markdown.
@@ -12,7 +14,8 @@ from pathlib import Path
 
 from prmlab.io import read_json, read_jsonl
 from prmlab.metrics import min_position_stats
-from prmlab.paper import PRMBENCH, TABLE7
+from prmlab.paper import PRMBENCH, TABLE7, TABLE7_ROWS, TABLE7_SUBSETS
+from prmlab.published import LEADERBOARD_NAME, PRMBENCH_FIELD, PROCESSBENCH_FIELD
 from prmlab.report.markdown import f3, fmt1, table
 
 
@@ -85,4 +88,52 @@ def markdown_table(rows: list[dict]) -> str:
         lines += ["PRMBench (arXiv 2501.03124): PRMScore overall, per class and per category, as its official harness "
                   "scores it; below a known checkpoint, the harness's own row (prmlab.paper.PRMBENCH).", "",
                   table(["model", *PRMBENCH_COLUMNS, "items cut at max length"], body), ""]
-    return "\n".join(lines)
+    return "\n".join(lines + context_tables(rows))
+
+
+def _f1s(cells) -> list[float]:
+    """A published row's F1 per subset, whether it gives (error, correct, F1) or F1 alone."""
+    return [c[2] if isinstance(c, tuple) else c for c in cells]
+
+
+def context_tables(rows: list[dict]) -> list[str]:
+    """The PRMs evaluated ranked among the published rows: ProcessBench by average F1 over its four subsets at the
+    threshold tuned on GSM8K (ProcessBench's own calculation), PRMBench by overall PRMScore; the published rows
+    with their source, ours marked "this run". ProcessBench's published rows are shown only where the evaluation ran
+    on ProcessBench's subsets (a toy benchmark's numbers are not comparable)."""
+    lines = []
+    if pb := [r for r in rows if "processbench" in r]:
+        if tuple(pb[0]["processbench"]) != TABLE7_SUBSETS:
+            lines += [f"Published ProcessBench rows (prmlab.paper.TABLE7_ROWS, prmlab.published) are not ranked with "
+                      f"these: subsets {', '.join(pb[0]['processbench'])} are not ProcessBench's "
+                      f"({', '.join(TABLE7_SUBSETS)}).", ""]
+        else:
+            ranked = [(r["processbench_avg_f1"], f"**{r['name']}** (this run)", "evaluated", "",
+                       [r["processbench"][s]["f1"] for s in TABLE7_SUBSETS], "prmlab eval") for r in pb]
+            ranked += [(avg, name, kind, "", _f1s(cells), "PRM paper (arXiv 2501.07301), Table 7")
+                       for name, (kind, _, cells, avg) in TABLE7_ROWS.items()]
+            ranked += [(avg, name, kind, setting, _f1s(cells), src)
+                       for name, (kind, setting, cells, avg, src) in PROCESSBENCH_FIELD.items()]
+            ranked.sort(key=lambda x: -x[0])
+            lines += ["ProcessBench in context: the PRMs evaluated here ranked among published rows by average F1 over "
+                      "the four subsets (threshold tuned on GSM8K, ProcessBench's calculation); F1 per subset. Kinds: "
+                      "PRM, generative (writes a verdict per step; setting: its sampled judgments), critic (a prompted "
+                      "LLM), ORM (outcome reward model scored per step).", "",
+                      table(["#", "model", "kind", "GSM8K", "MATH", "OlympiadBench", "Omni-MATH", "avg F1", "setting",
+                             "source"],
+                            [[str(i), name, kind, *(fmt1(f) for f in f1s), fmt1(avg), setting, src]
+                             for i, (avg, name, kind, setting, f1s, src) in enumerate(ranked, 1)]), ""]
+    if pbm := [r for r in rows if "prmbench" in r]:
+        cols = ["prmscore", "Simplicity", "Soundness", "Sensitivity"]
+        ranked = [(r["prmbench"], f"**{r['name']}** (this run)", "evaluated", "prmlab eval") for r in pbm]
+        ranked += [(ref, f"{model} (harness's saved output)", "PRM", "PRMBench harness notebook (prmlab.paper.PRMBENCH)")
+                   for model, ref in PRMBENCH.items()
+                   if ref["prmscore"] != PRMBENCH_FIELD.get(LEADERBOARD_NAME.get(model), (0, {}))[1].get("prmscore")]
+        ranked += [(vals, name, kind, src) for name, (kind, vals, src) in PRMBENCH_FIELD.items()]
+        ranked.sort(key=lambda x: -x[0]["prmscore"])
+        lines += ["PRMBench in context: the PRMs evaluated here ranked among published rows by overall PRMScore; the "
+                  "category averages beside it.", "",
+                  table(["#", "model", "kind", "PRMScore", "Simplicity", "Soundness", "Sensitivity", "source"],
+                        [[str(i), name, kind, *(fmt1(vals.get(c)) for c in cols), src]
+                         for i, (vals, name, kind, src) in enumerate(ranked, 1)]), ""]
+    return lines
