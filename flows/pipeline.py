@@ -23,6 +23,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
@@ -91,17 +92,43 @@ def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     return stage
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether a process of group pgid still runs. Zombies do not count: where PID 1 does not reap orphans (this
+    project's containers) a stage's python killed after dvc stays a zombie, dead but visible to killpg(pgid, 0)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: killpg's probe, zombies included
+        try:
+            os.killpg(pgid, 0)
+            return True
+        except ProcessLookupError:
+            return False
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            state, _ppid, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except OSError:  # it ended while we looked
+            continue
+        if int(pgrp) == pgid and state != "Z":
+            return True
+    return False
+
+
 def stop_group(proc: subprocess.Popen, grace_s: float = 20) -> None:
-    """SIGTERM a stage's process group (dvc and the stage it runs), SIGKILL what is left after grace_s."""
+    """SIGTERM a stage's process group (dvc and the stage it runs), SIGKILL what is left after grace_s. Waits for the
+    whole group, not dvc alone: a stage that handles SIGTERM (or outlives dvc by a moment) must not be left running."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5)):
         try:
             os.killpg(proc.pid, sig)
-            proc.wait(timeout=wait)
-            return
         except ProcessLookupError:
-            return
-        except subprocess.TimeoutExpired:
-            continue
+            break
+        deadline = time.monotonic() + wait
+        while group_alive(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if not group_alive(proc.pid):
+            break
+    try:
+        proc.wait(timeout=5)  # reap dvc
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def interrupt_on_sigterm() -> None:
