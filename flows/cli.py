@@ -233,11 +233,12 @@ def show_metrics(path: Path) -> None:
 
 def leaderboard_text(board: list[dict]) -> str:
     """The headline's leaderboard as a fixed-width table (`prmlab metrics`), sorted as the report's."""
-    from prmlab.report.markdown import ci, f3, fmt1
+    from prmlab.report.markdown import ci, f3, with_ci
 
     head = ["PRM", "kind", "PB F1", "step AUC", "BoN min", "BoN product", "BoN last", "min on last %"]
-    body = [[r["name"], r["kind"], fmt1(r["processbench_f1"]), f3(r["step_auc"]),
-             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in board]
+    body = [[r["name"], r["kind"], with_ci(r["processbench_f1"], r.get("processbench_f1_ci")), f3(r["step_auc"]),
+             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")),
+             with_ci(r["min_on_final_step"], r.get("min_on_final_step_ci"))] for r in board]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
     return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in [head, *body])
 

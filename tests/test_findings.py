@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from prmlab.findings import Findings, pb_f1, pick
+from prmlab.findings import Findings, pb_f1, pb_intervals, pick
 from prmlab.metrics import first_below
 from prmlab.stats import (
     INCONCLUSIVE,
@@ -165,6 +165,35 @@ def test_processbench_difference_uses_held_out_subsets_only():
     assert d == 100.0 and verdict(lo, hi) == REPRODUCED
     one = Findings(_pb_rows(), ["tune"], "tune", [], {}, n_boot=50)
     assert not one.pb_held_out and one.pb_subsets == ["tune"]
+
+
+def test_leaderboard_intervals_by_hand():
+    """pb_intervals: every model's held-out F1 and error/correct accuracy with intervals over problems (a critic's row,
+    without step scores, too); min_on_last_interval: a PRM's Fig. 8 share with its interval over problems."""
+    rows = _pb_rows() + [{"model": "critic/j", "subset": s, "id": str(k), "label": y, "pred": [-1, 0, -1, 1][k]}
+                         for s in ("tune", "test") for k, y in enumerate([-1, 1, -1, 0])]
+    assert pb_intervals(rows, ["test"], n_boot=200)["prm/good"]["f1"][1] == 0.0  # 4 items: some resamples hold no
+    # erroneous one, and ProcessBench's F1 is 0 there; 6 copies of each problem leave no such resample
+    rows = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in rows]
+    got = pb_intervals(rows, ["test"], n_boot=200)
+    assert set(got) == {"prm/good", "prm/bad", "critic/j"}
+    assert got["prm/good"]["f1"] == [100.0, 100.0, 100.0]  # right on every item: every resample too
+    assert got["prm/bad"]["f1"] == [0.0, 0.0, 0.0]
+    # the critic: both correct items right (100), erroneous items 1 (label 1, says 0) wrong and 0 (label 0, says 1)
+    # wrong: error acc 0, F1 0; a resample never does better
+    assert got["critic/j"]["correct_acc"] == [100.0, 100.0, 100.0] and got["critic/j"]["error_acc"][0] == 0.0
+    # two subsets average unweighted, as eval_processbench does: the tune subset alone is the same table
+    assert pb_intervals(rows, ["tune", "test"], n_boot=50)["prm/good"]["f1"][0] == 100.0
+    # half the items right: the interval straddles the point
+    mixed = [dict(r, id=f"{r['id']}-{c}", pred=r["pred"] if c else -5) for c in (0, 1) for r in rows if r["model"] == "prm/good"]
+    (pt, lo, hi) = pb_intervals(mixed, ["test"], n_boot=200)["prm/good"]["f1"]
+    assert pt == 50.0 and lo < pt < hi
+    # Fig. 8's share: A's and B's tied minima count as the earliest step, never the final one (0%); a PRM whose
+    # minimum is last on every response: 100% on every resample
+    f = Findings([], ["toy"], None, _bon_rows() + [dict(r, prm="C", step_scores=[0.9, 0.1]) for r in _bon_rows() if r["prm"] == "A"],
+                 {}, n_boot=100)
+    assert f.min_on_last_interval("A") == (0.0, 0.0, 0.0)
+    assert f.min_on_last_interval("C") == (100.0, 100.0, 100.0) and f.min_on_last("C") == 100.0
 
 
 def test_findings_rows_quote_the_paper_and_can_fail():

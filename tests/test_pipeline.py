@@ -716,6 +716,16 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
         client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
         assert min(m.step for m in client.get_metric_history(rid, "loss")) >= 1
         assert len(client.get_metric_history(rid, "train_loss")) == 1
+        # issue #56's run page: the rate and gradient norm as curves too, only the params it reads (policy.model, not
+        # the policy's serving settings), the metrics file under one name, a description with its figures
+        steps = len(client.get_metric_history(rid, "loss"))
+        assert len(client.get_metric_history(rid, "lr")) == len(client.get_metric_history(rid, "grad_norm")) == steps
+        run_ = client.get_run(rid)
+        assert "policy.model" in run_.data.params and "policy.batch_size" not in run_.data.params
+        assert "metrics.json" in {a.path for a in client.list_artifacts(rid)}
+        assert run_.data.tags["mlflow.note.content"].startswith("Held-out ProcessBench F1 **")
+        by_n = json.loads((ran / "metrics" / "eval_bon.json").read_text())["by_n"]
+        assert sorted(m.step for m in client.get_metric_history(rid, "eval.bon_at_n_product")) == [r["n"] for r in by_n]
         outputs = by_name["train_prm@oracle"].get("outputs", {}).get("model_outputs", [])
         assert prm["info"]["model_id"] in {o["model_id"] for o in outputs}  # the run page's "Logged models"
         with page() as pg:

@@ -151,6 +151,29 @@ def test_training_is_deterministic_for_a_seed(toy, tmp_path):
     assert make_scorer("transformers", str(tmp_path / "a")).score(items) == make_scorer("transformers", str(tmp_path / "b")).score(items)
 
 
+def test_training_logs_loss_learning_rate_and_gradient_norm_curves(toy, tmp_path, monkeypatch):
+    """Issue #56: a PRM's run page draws its loss, learning rate and gradient norm (before clipping) against the
+    optimizer step, each a series of steps 1..N in a real MLflow store; the rate follows the warmup and cosine decay."""
+    from mlflow.tracking import MlflowClient
+
+    from prmlab.tracking import stage_run
+    from prmlab.training import TrainPRMConfig, train
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
+    monkeypatch.setenv("PRMLAB_EXPERIMENT", "curves")
+    cfg = TrainPRMConfig(lr=3e-3, epochs=2, batch_size=4, max_length=512, warmup_ratio=0.25, log_every=2)
+    with stage_run("train_prm@x") as run:
+        m = train(examples(toy, 16), toy["policy"], str(tmp_path / "p"), cfg, soft=False, run=run)
+    client = MlflowClient()
+    n = m["optimizer_steps"]
+    got = {k: [x.value for x in sorted(client.get_metric_history(run.id, k), key=lambda x: x.step)]
+           for k in ("loss", "lr", "grad_norm")}
+    assert {k: len(v) for k, v in got.items()} == {"loss": n, "lr": n, "grad_norm": n}
+    assert sorted(x.step for x in client.get_metric_history(run.id, "lr")) == list(range(1, n + 1))
+    assert got["lr"][0] < max(got["lr"]) <= 3e-3 and got["lr"][-1] < max(got["lr"])  # warmup, then decay
+    assert all(g > 0 for g in got["grad_norm"])
+
+
 def varied_examples(toy, n=32, soft=False):
     """`n` examples over the toy ProcessBench problems, with 1-5 labelled steps each (and MC-like soft values)."""
     import random

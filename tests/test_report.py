@@ -104,10 +104,29 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
     assert len({tuple(ln.get_color()) if not isinstance(ln.get_color(), str) else ln.get_color()
                 for ln in many.axes[0].lines}) >= 12
 
-    fig = plots.processbench_error_correct({"prm/a": (50.0, 100.0), "critic/judge": (25.0, 75.0)}, "toy")
+    # sorted by F1 (the critic's 80 first), each bar with its interval over problems
+    fig = plots.processbench_error_correct({"prm/a": {"f1": [66.7, 60.0, 70.0], "error_acc": [50.0, 40.0, 60.0],
+                                                      "correct_acc": [100.0, 90.0, 100.0]},
+                                            "critic/judge": {"f1": [80.0, 70.0, 90.0], "error_acc": [25.0, 20.0, 30.0],
+                                                             "correct_acc": [75.0, 70.0, 80.0]}}, "toy")
     ax = fig.axes[0]
     assert _labelled(ax) and "%" in ax.get_ylabel()
-    assert [p.get_height() for p in ax.patches] == [50.0, 25.0, 100.0, 75.0]  # error bars first, then correct
+    assert [p.get_height() for p in ax.patches] == [25.0, 50.0, 75.0, 100.0]  # error bars first, then correct
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["critic/judge", "prm/a"]
+    seg = ax.containers[0].lines[2][0].get_segments()  # the erroneous samples' error bars: critic's 20-30, a's 40-60
+    assert [(s_[0][1], s_[1][1]) for s_ in seg] == [(20.0, 30.0), (40.0, 60.0)]
+
+    # ranked bars: highest first, intervals drawn, each kind its own colour and a legend entry
+    fig = plots.ranked_bars([{"name": "maj@8", "value": 60.0, "lo": None, "hi": None, "kind": "baseline"},
+                             {"name": "a", "value": 40.0, "lo": 35.0, "hi": 45.0, "kind": "trained"},
+                             {"name": "ceiling", "value": 70.0, "lo": 65.0, "hi": 75.0, "kind": "reference"}], "F1", "t")
+    ax = fig.axes[0]
+    ys = {t.get_text(): y for t, y in zip(ax.get_yticklabels(), ax.get_yticks())}
+    assert sorted(ys, key=ys.get) == ["a", "maj@8", "ceiling"]  # bottom to top: the highest on top
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["baseline", "reference", "trained"]
+    assert len({p.get_facecolor() for p in ax.patches}) == 3
+    assert sorted(tuple(c.lines[2][0].get_segments()[0][:, 0]) for c in ax.containers if hasattr(c, "has_xerr")) == [
+        (35.0, 45.0), (65.0, 75.0)]  # two intervals: the baseline has none
 
     recs = [{"id": "hard_soft", "verdict": "inconclusive", "estimates": {"f1_hard_minus_soft": [1.0, -2.0, 4.0]}},
             {"id": "rankings", "verdict": "reproduced",  # the multi-seed aggregate's form
@@ -179,6 +198,48 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
     assert set(headline(load_metrics(tmp_path, profile="real"))) == set(h) - {"judge_first_error_accuracy", "judge_baseline_always_no_error"}
 
 
+def test_prm_results_land_once_with_model_and_dataset_and_runs_say_what_they_made(tmp_path, monkeypatch):
+    """Issue #56 item 3, on a real MLflow store: each PRM's eval metric is logged once (the run's value and the model's
+    are one record), with the logged model and the dataset its eval stage read; Best-of-N against N is a stepped
+    metric on the PRM's run and on eval_bon's; a report rerun adds no point; each stage run gets a description."""
+    from mlflow.tracking import MlflowClient
+
+    from prmlab.report.study import headline, leaderboard, log_prm_results, run_descriptions
+    from prmlab.tracking import stage_run
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
+    monkeypatch.setenv("PRMLAB_EXPERIMENT", "results-test")
+    (tmp_path / "data/eval_samples").mkdir(parents=True)
+    (tmp_path / "data/eval_samples/eval.jsonl").write_text('{"id": 1}\n')
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt/config.json").write_text("{}")
+    with stage_run("eval_bon", inputs=["data/eval_samples/eval.jsonl"]) as bon_run:
+        pass
+    with stage_run("train_prm@a") as prm_run:
+        model_id = prm_run.model(tmp_path / "ckpt", "prm-a", "prm")
+    runs = {"eval_bon": bon_run.id, "train_prm@a": prm_run.id}
+    by_n = [{"n": 1, "maj": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "a": 60.0}]
+    for _ in range(2):  # the second: a report rerun
+        assert log_prm_results(runs, {"a": {"eval.bon_product": 60.0}}, by_n) == ["a"]
+    client = MlflowClient()
+    (m,) = client.get_metric_history(prm_run.id, "eval.bon_product")  # once, across two reports
+    assert m.value == 60.0  # the run's history: one point, the same record as the model's below
+    (lm,) = [x for x in client.get_logged_model(model_id).metrics if x.key == "eval.bon_product"]
+    assert (lm.value, lm.model_id, lm.dataset_name) == (60.0, model_id, "data/eval_samples/eval.jsonl") and lm.dataset_digest
+    assert [(x.step, x.value) for x in client.get_metric_history(prm_run.id, "eval.bon_at_n_product")] == [(1, 25.0), (2, 60.0)]
+    assert [(x.step, x.value) for x in client.get_metric_history(bon_run.id, "bon_at_n.maj")] == [(1, 25.0), (2, 50.0)]
+
+    _metrics(tmp_path)
+    got = load_metrics(tmp_path)
+    h = headline(got)
+    d = run_descriptions(h, leaderboard(got))
+    assert d["train_prm@a"].startswith("Held-out ProcessBench F1 **66.7** (rank 1 of 2)"), d["train_prm@a"]
+    assert "Best-of-4 min" in d["train_prm@a"] and "product 75.0 [15.0, 100.0]" in d["train_prm@a"]
+    assert d["eval_bon"].startswith("Best-of-4 accuracy (product), ranked: pass 100.0%, a 75.0%, maj 50.0%")
+    assert "critic_judge" not in d and all(v.endswith("(stage `report`).") for v in d.values())
+
+
 def test_leaderboard_ranks_every_prm_with_references_and_baselines_marked(tmp_path):
     """Issue #56's leaderboard, from the fixture: PRM `a` (held-out F1 66.7, Best-of-4 product 75 over 2 problems:
     75 +- 1.96 sqrt(75 x 25 / 2) = +-60.0, capped at 100), the judge as a critic (37.5, a reference), then the
@@ -223,11 +284,20 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     assert [(r["n"], r["method"]) for r in t["bon_by_n"][:3]] == [(1, "maj"), (1, "pass"), (1, "a")]
     a4 = next(r for r in t["bon_by_n"] if r["n"] == 4 and r["method"] == "a")
     assert a4["accuracy"] == 75.0 and a4["lo"] == pytest.approx(75 - 1.96 * (75 * 25 / 2) ** 0.5) and a4["hi"] == 100.0
-    assert [(r["method"], r["accuracy"]) for r in t["bon_accuracy"]] == [("maj", 50.0), ("pass", 100.0), ("a", 75.0)]
-    assert t["bon_accuracy"][0]["lo"] == 0.0 and t["bon_accuracy"][1]["hi"] == 100.0
-    assert t["processbench_f1"] == [{"model": "a", "f1": 66.7}, {"model": "critic_judge", "f1": 37.5}]
-    assert t["label_quality"] == [{"source": "mc", "first_error_accuracy": 70.0}]
-    assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0}]
+    # a plot's rows highest first, each with its kind (issue #56: references and baselines marked)
+    assert [(r["method"], r["accuracy"], r["kind"]) for r in t["bon_accuracy"]] == [
+        ("pass", 100.0, "baseline"), ("a", 75.0, "trained"), ("maj", 50.0, "baseline")]
+    assert t["bon_accuracy"][2]["lo"] == 0.0 and t["bon_accuracy"][0]["hi"] == 100.0
+    # without `intervals` (no per-item scores) a row says it has none; with them, each row its own
+    assert t["processbench_f1"] == [{"model": "a", "f1": 66.7, "lo": None, "hi": None, "kind": "trained"},
+                                    {"model": "critic_judge", "f1": 37.5, "lo": None, "hi": None, "kind": "reference"}]
+    iv = {"processbench": {"prm/a": {"f1": [66.7, 60.0, 72.0]}, "critic/judge": {"f1": [37.5, 30.0, 45.0]}},
+          "min_on_final_step": {"a": [40.0, 31.0, 49.0]}}
+    t = plot_tables(m, headline(m), iv)
+    assert [(r["model"], r["lo"], r["hi"]) for r in t["processbench_f1"]] == [("a", 60.0, 72.0), ("critic_judge", 30.0, 45.0)]
+    assert t["min_on_final_step"] == [{"prm": "a", "share": 40.0, "lo": 31.0, "hi": 49.0, "kind": "trained"}]
+    # label quality: binomial over the audited responses (none in this fixture: no width)
+    assert t["label_quality"] == [{"source": "mc", "first_error_accuracy": 70.0, "lo": 70.0, "hi": 70.0, "kind": "label source"}]
 
 
 @pytest.mark.parametrize(("auc", "over", "met"),

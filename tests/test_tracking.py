@@ -108,3 +108,37 @@ def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monk
     assert tag_latest(client, eid) == {"yes": 3, "no": 2}
     assert sorted(r.info.run_id for r in client.search_runs([eid], VIEWS["prms"]["searchFilter"])) == sorted([new, newer])
     assert sample in {r.info.run_id for r in client.search_runs([eid], "tags.`prmlab.latest` = 'yes'")}
+
+
+def test_a_stage_run_logs_only_the_params_dvc_declares_and_its_metrics_under_one_name(tmp_path, monkeypatch):
+    """Issue #56: train_prm's run logged all 16 `policy.*` serving settings though it reads policy.model alone. Under
+    `dvc repro`, a section dvc.yaml narrows (`params: [train_prm, policy.model]`, a foreach stage's `do`) logs those
+    keys only; a section DVC does not track (engine) is logged whole. The metrics file is `metrics.json` in every run,
+    so MLflow's compare view finds a common artifact in two runs of different sources."""
+    from prmlab.stage import declared_params
+    from prmlab.tracking import logged_params
+
+    uri = _store(monkeypatch, tmp_path)
+    (tmp_path / "dvc.yaml").write_text("stages:\n  train_prm:\n    foreach: [a, b]\n    do:\n      cmd: x\n"
+                                       "      params: [train_prm, policy.model, {other.yaml: [z]}]\n")
+    monkeypatch.delenv("DVC_STAGE", raising=False)
+    assert declared_params(tmp_path / "dvc.yaml") is None  # outside `dvc repro`: all logged
+    monkeypatch.setenv("DVC_STAGE", "train_prm@a")
+    declared = declared_params(tmp_path / "dvc.yaml")
+    assert declared == ["train_prm", "policy.model"]
+    cfg = {"train_prm": {"lr": 1e-5}, "policy": {"model": "m", "temperature": 0.7}, "engine": {"kind": "local"}}
+    assert sorted(logged_params({"train_prm.lr": 1e-5, "policy.model": "m", "policy.temperature": 0.7,
+                                 "engine.kind": "local"}, declared)) == ["engine.kind", "policy.model", "train_prm.lr"]
+    monkeypatch.setenv("DVC_STAGE", "nowhere")
+    assert declared_params(tmp_path / "dvc.yaml") is None
+    (tmp_path / "metrics" / "train_prm").mkdir(parents=True)
+    runs = []
+    for src in ("a", "b"):
+        f = tmp_path / "metrics" / "train_prm" / f"{src}.json"
+        f.write_text('{"loss": 1}')
+        with stage_run(f"train_prm@{src}", cfg, declared=declared) as run:
+            run.artifact(f, name="metrics.json")
+        runs.append(run.id)
+    client = MlflowClient(uri)
+    assert set(client.get_run(runs[0]).data.params) == {"train_prm.lr", "policy.model", "engine.kind"}
+    assert [[a.path for a in client.list_artifacts(r)] for r in runs] == [["metrics.json"], ["metrics.json"]]

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from prmlab import paper, stats
-from prmlab.metrics import best_of_n, mean, min_on_last_share, processbench_scores
+from prmlab.metrics import argmin_position, best_of_n, mean, min_on_last_share, processbench_scores
 from prmlab.sources import CEILING
 
 EQUAL_MARGIN = 3.0  # F1 points: "equal" means both ends of the interval within this of 0
@@ -171,6 +171,42 @@ def pb_f1(units: list[dict], subset_of: list[str], name: str) -> float:
                  for us in by.values()])
 
 
+def pb_intervals(rows: list[dict], subsets: Sequence[str], n_boot: int = stats.N_BOOT,
+                 seed: int = 0) -> dict[str, dict[str, list[float]]]:
+    """Every ProcessBench model's (PRMs and critics alike: eval_processbench's per-item `pred`) F1, error-sample and
+    correct-sample accuracy over `subsets` (the held-out ones), each [point, lo, hi]: the point as the benchmark
+    averages (unweighted over subsets, = eval_processbench's heldout_average_f1), the 95% interval over resamples of
+    problems within each subset (a problem's items together, as the findings' F1 gaps). One pass of resamples serves
+    every model: the leaderboard's and the plots' intervals (issue #56)."""
+    units: dict[tuple, dict] = {}
+    for r in rows:
+        if r["subset"] in subsets:
+            units.setdefault((r["subset"], r["id"]), {"label": r["label"], "pred": {}})["pred"][r["model"]] = r["pred"]
+    clusters: dict[tuple, list] = defaultdict(list)
+    for k in sorted(units):
+        clusters[(k[0], problem_of(k[1]))].append(units[k])
+    names = sorted({n for u in units.values() for n in u["pred"]})
+    keys = ("f1", "error_acc", "correct_acc")
+
+    def stat(sample: list) -> dict[tuple[str, str], float]:
+        by: dict[str, list[dict]] = defaultdict(list)
+        for (sub, _), us in sample:
+            by[sub] += us
+        per = [(n, processbench_scores([u["label"] for u in us], [u["pred"].get(n) for u in us]))
+               for us in by.values() for n in names]
+        return {(n, k): mean([sc[k] for m, sc in per if m == n]) for n in names for k in keys}
+
+    items = sorted(clusters.items())
+    point = stat(items)
+    vals = stats.bootstrap_values(items, stat, n_boot, seed, strata=lambda c: c[0][0])
+    out: dict[str, dict[str, list[float]]] = {}
+    for n in names:
+        for k in keys:
+            lo, hi = stats.percentile_interval([v[(n, k)] for v in vals])
+            out.setdefault(n, {})[k] = [point[(n, k)], lo, hi]
+    return out
+
+
 def pick(rs: list[dict], how: str = "product") -> dict:
     return rs[best_of_n([r["step_scores"] for r in rs], how)]
 
@@ -302,6 +338,18 @@ class Findings:
         return [(p, i) for p in sorted(self.bon) for i, r in enumerate(self.bon[p].get(prm, []))
                 if len(r["step_scores"]) > 1 and (not early_error or r["true_first_error"] is not None
                                                   and 0 <= r["true_first_error"] < len(r["step_scores"]) - 1)]
+
+    def min_on_last_interval(self, prm: str) -> tuple[float, float, float]:
+        """min_on_last(prm) over all its multi-step responses (analyze_bias's min_on_last_step_all), problems resampled
+        (a problem's responses together): the plots' and the leaderboard's interval. A problem's hits and count are
+        counted once, so a resample sums them."""
+        per: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+        for p, i in self._resp(prm):
+            s = self.bon[p][prm][i]["step_scores"]
+            per[p][0] += float(argmin_position(s)[0] == len(s) - 1)
+            per[p][1] += 1
+        share = lambda sample: 100.0 * sum(h for _, (h, _) in sample) / max(sum(n for _, (_, n) in sample), 1)  # noqa: E731
+        return self._estimate(sorted(per.items()), share)
 
     def min_on_last_diff(self, a: str, b: str, early_error: bool = True) -> tuple[float, float, float]:
         """min_on_last(a) - min_on_last(b) over the same responses (those with an early error by default), problems

@@ -24,16 +24,37 @@ def _finish(fig, ax, xlabel: str, ylabel: str, title: str, legend: bool = True):
     return fig
 
 
-def min_position_bars(last_share: dict[str, float]):
-    """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8)."""
-    fig, ax = plt.subplots(figsize=(8.5, 3.2))
-    names = list(last_share)
-    ax.bar(names, [last_share[n] for n in names], color="#4878a8")
-    ax.axhline(FIG8_BON_PRMS_ABOVE, ls="--", color="gray", lw=1,
-               label=f"paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > {FIG8_BON_PRMS_ABOVE:g}%")
-    ax.set_ylim(0, 100)
-    ax.tick_params(axis="x", rotation=30, labelsize=8)
-    return _finish(fig, ax, "", "min score on final step (% of responses)", "Where PRMs put their lowest step score")
+# How a row of a ranked figure is drawn, by its kind (prmlab.report.study.kind_of): a trained PRM, a reference (the
+# ceiling PRM, another budget; the judge as a critic) or a baseline (no PRM); the legend says which is which.
+KIND_STYLE = {"trained": ("#4878a8", None), "reference": ("#dd8452", "//"), "baseline": ("#a0a0a0", "..")}
+
+
+def ranked_bars(rows: list[dict], xlabel: str, title: str, ref: tuple[float, str] | None = None, xmax: float = 100.0):
+    """Horizontal bars, highest first, each with its 95% interval: rows {"name", "value", "lo", "hi", "kind"} (lo/hi
+    may be None: a bar without an error bar), coloured and hatched by kind; `ref`: (x, label), a dashed line at x."""
+    rows = sorted(rows, key=lambda r: -r["value"])
+    fig, ax = plt.subplots(figsize=(8.5, 0.32 * len(rows) + 1.3))
+    ys = list(range(len(rows)))[::-1]
+    seen = set()
+    for y, r in zip(ys, rows):
+        color, hatch = KIND_STYLE[r["kind"]]
+        ax.barh(y, r["value"], color=color, hatch=hatch, edgecolor="white", height=0.7,
+                label=None if r["kind"] in seen else r["kind"])
+        seen.add(r["kind"])
+        if r.get("lo") is not None:
+            ax.errorbar(r["value"], y, xerr=[[r["value"] - r["lo"]], [r["hi"] - r["value"]]], color="black", capsize=3, lw=1)
+    if ref:
+        ax.axvline(ref[0], ls="--", color="gray", lw=1, label=ref[1])
+    ax.set_yticks(ys, [r["name"] for r in rows], fontsize=8)
+    ax.set_xlim(0, xmax)
+    return _finish(fig, ax, xlabel + " (95% interval)", "", title)
+
+
+def min_position_bars(rows: list[dict]):
+    """Share of all Best-of-N responses whose lowest step score is on the final step, per PRM (paper Fig. 8), ranked,
+    with intervals over problems: `ranked_bars`' rows."""
+    return ranked_bars(rows, "min score on final step (% of responses)", "Where PRMs put their lowest step score",
+                       ref=(FIG8_BON_PRMS_ABOVE, f"paper Fig. 8: Eurus, Math-Shepherd-PRM-7B, Skywork > {FIG8_BON_PRMS_ABOVE:g}%"))
 
 
 def min_position_hist(hists: dict[str, list[dict]]):
@@ -61,16 +82,23 @@ def bon_vs_processbench(points: dict[str, tuple[float, float]]):
 
 
 def label_quality(audit: dict[str, dict]):
+    """Per label source (sorted by first-error accuracy): precision and recall of its 'wrong' step labels and its
+    first-error accuracy against the exact verifier, each with a binomial 95% interval over the audited responses
+    (responses of one problem share it, so the interval is if anything too narrow; precision and recall over
+    responses too, as the audit counts them)."""
     fig, ax = plt.subplots(figsize=(8.5, 3.2))
-    names = list(audit)
+    names = sorted(audit, key=lambda n: -audit[n]["first_error_accuracy"])
     keys = {"step_precision_wrong": "precision of 'wrong' step labels", "step_recall_wrong": "recall of wrong steps",
             "first_error_accuracy": "first-error accuracy"}
     w = 0.25
     for k, (key, label) in enumerate(keys.items()):
-        ax.bar([i + k * w for i in range(len(names))], [100 * audit[n][key] for n in names], width=w, label=label)
+        vals = [100 * audit[n][key] for n in names]
+        err = [binomial_half_width(v, audit[n].get("responses", 0)) for v, n in zip(vals, names)]
+        ax.bar([i + k * w for i in range(len(names))], vals, width=w, label=label, yerr=err, capsize=2,
+               error_kw={"elinewidth": 0.8})
     ax.set_xticks([i + w for i in range(len(names))], names)
     ax.set_ylim(0, 100)
-    return _finish(fig, ax, "label source", "%", "Label quality against the exact verifier")
+    return _finish(fig, ax, "label source", "% (binomial 95% interval over responses)", "Label quality against the exact verifier")
 
 
 def binomial_half_width(pct: float, n: int) -> float:
@@ -145,19 +173,21 @@ def findings_intervals(records: list[dict]):
     return fig
 
 
-def processbench_error_correct(acc: dict[str, tuple[float, float]], scope: str = ""):
-    """Grouped bars per model: ProcessBench accuracy on erroneous samples (the earliest wrong step found
-    exactly) and on error-free samples, averaged over `scope` (e.g. the held-out subsets)."""
-    fig, ax = plt.subplots(figsize=(6, 3.4))
-    names = list(acc)
+def processbench_error_correct(acc: dict[str, dict[str, list[float]]], scope: str = ""):
+    """Grouped bars per model, highest F1 first: ProcessBench accuracy on erroneous samples (the earliest wrong step
+    found exactly) and on error-free samples, averaged over `scope` (e.g. the held-out subsets), each with its 95%
+    interval over problems: `acc` model -> {"f1", "error_acc", "correct_acc": [point, lo, hi]} (findings.pb_intervals;
+    lo and hi None: points alone)."""
+    fig, ax = plt.subplots(figsize=(8.5, 3.4))
+    names = sorted(acc, key=lambda n: -acc[n]["f1"][0])
     w = 0.38
-    for k, (label, color) in enumerate((("erroneous samples", "#c44e52"), ("error-free samples", "#55a868"))):
-        ax.bar([i + (k - 0.5) * w for i in range(len(names))], [acc[n][k] for n in names], width=w, label=label, color=color)
-    ax.set_xticks(range(len(names)), names, rotation=30, fontsize=8)
+    for k, (key, label, color) in enumerate((("error_acc", "erroneous samples", "#c44e52"),
+                                             ("correct_acc", "error-free samples", "#55a868"))):
+        v = [acc[n][key] for n in names]
+        err = None if any(x[1] is None for x in v) else [[x[0] - x[1] for x in v], [x[2] - x[0] for x in v]]
+        ax.bar([i + (k - 0.5) * w for i in range(len(names))], [x[0] for x in v], width=w, label=label, color=color,
+               yerr=err, capsize=2, error_kw={"elinewidth": 0.8})
+    ax.set_xticks(range(len(names)), names, rotation=30, fontsize=8, ha="right")
     ax.set_ylim(0, 100)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_xlabel("model")
-    ax.set_title("ProcessBench accuracy by sample type" + (f" ({scope})" if scope else ""), fontsize=10)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return fig
+    return _finish(fig, ax, "model (highest held-out F1 first; 95% intervals over problems)", "accuracy (%)",
+                   "ProcessBench accuracy by sample type" + (f" ({scope})" if scope else ""))

@@ -94,6 +94,28 @@ def fill_source(a: argparse.Namespace, group: str) -> None:
             setattr(a, k, v.replace("{source}", a.source))
 
 
+def declared_params(dvc_yaml: Path = Path("dvc.yaml")) -> list[str] | None:
+    """The params.yaml keys dvc.yaml declares for the stage `dvc repro` runs now (DVC_STAGE; a foreach stage's `do`),
+    e.g. ["train_prm", "policy.model"]; None outside `dvc repro` or where dvc.yaml does not name it. The stage's MLflow
+    run logs only these of a section DVC narrows (issue #56: train_prm logged 16 unused `policy.*` serving settings)."""
+    import yaml
+
+    stage = os.environ.get("DVC_STAGE", "").split("dvc.yaml:", 1)[-1].split("@")[0]
+    if not stage or not dvc_yaml.exists():
+        return None
+    spec = ((yaml.safe_load(dvc_yaml.read_text()) or {}).get("stages") or {}).get(stage)
+    if not isinstance(spec, dict):
+        return None
+    spec = spec.get("do", spec)
+    out: list[str] = []
+    for p in spec.get("params") or []:
+        if isinstance(p, str):
+            out.append(p)
+        elif isinstance(p, dict):  # {file: [keys]}: params.yaml's only
+            out += [k for f, keys in p.items() if f == "params.yaml" for k in keys or []]
+    return out
+
+
 def check_dvc_params(params: str) -> None:
     """Under `dvc repro` (DVC sets DVC_STAGE) a stage must read the params DVC records in dvc.lock: the
     repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
@@ -154,7 +176,8 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
             worker(cfg, data)
             return
         try:
-            with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags) as run:
+            with stage_run(name, cfg, inputs=[getattr(a, k) for k in inputs if getattr(a, k, None)], tags=tags,
+                           declared=declared_params()) as run:
                 if "source" in paths:  # a label source's stage: the run's param and tag
                     run.params({"source": a.source})
                     run.tag("prmlab.source", a.source)
@@ -171,8 +194,10 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
                 # Outputs go to the run up to LOG_MAX_BYTES each: the tables and training sets a reader opens
                 # from the UI; larger files (per-response score files, 12 MB a study) are DVC's to keep.
                 small = [p for p in written if os.path.getsize(p) <= LOG_MAX_BYTES]
-                for path in [*small, *([metrics] if metrics else []), *done.artifacts]:
+                for path in [*small, *done.artifacts]:
                     run.artifact(path)
+                if metrics:  # one name in every run (metrics/train_prm/<source>.json and the like), so MLflow's
+                    run.artifact(metrics, name="metrics.json")  # compare view finds it in any two runs (issue #56)
         except (ParamsError, DataError) as e:
             fail(name, e)
         done_line(name, done.summary)

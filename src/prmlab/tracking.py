@@ -214,10 +214,18 @@ class StageRun:
         if m:
             self._mlflow.log_metrics(m, step=step)
 
-    def artifact(self, path: str | Path, subdir: str | None = None) -> None:
+    def artifact(self, path: str | Path, subdir: str | None = None, name: str | None = None) -> None:
+        """A file or folder into the run's artifacts (under `subdir`); a file as `name` where given."""
         p = Path(path)
         if p.is_dir():
             self._mlflow.log_artifacts(str(p), artifact_path=subdir or p.name)
+        elif p.exists() and name and name != p.name:
+            import shutil
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as d:
+                shutil.copyfile(p, Path(d) / name)
+                self._mlflow.log_artifact(str(Path(d) / name), artifact_path=subdir)
         elif p.exists():
             self._mlflow.log_artifact(str(p), artifact_path=subdir)
 
@@ -324,8 +332,22 @@ def _log_inputs(mlflow, digests: dict[str, str]) -> None:
         mlflow.log_input(MetaDataset(src, name=path, digest=digest[:36]), context="input")
 
 
+def logged_params(flat: dict[str, Any], declared: list[str] | None) -> dict[str, Any]:
+    """The params a stage's run logs: of a section DVC narrows to some keys (dvc.yaml `params: [policy.model]`), those
+    keys only; a section DVC takes whole, or does not track (`engine`: where shards run, not what they produce), whole.
+    `declared` None: all."""
+    if declared is None:
+        return flat
+    narrowed = {p.split(".")[0] for p in declared if "." in p} - {p for p in declared if "." not in p}
+    return {k: v for k, v in flat.items()
+            if k.split(".")[0] not in narrowed or any(k == p or k.startswith(p + ".") for p in declared)}
+
+
 @contextmanager
-def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tags: dict | None = None) -> Iterator[StageRun]:
+def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tags: dict | None = None,
+              declared: list[str] | None = None) -> Iterator[StageRun]:
+    """The stage's MLflow run: its tags (commit, machine, DVC experiment), its inputs as datasets, its config as params
+    (`declared`: dvc.yaml's params for it, see `logged_params`)."""
     import mlflow
 
     mlflow.set_tracking_uri(tracking_uri())
@@ -345,7 +367,7 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
     with mlflow.start_run(run_name=stage, parent_run_id=parent, nested=parent is not None, tags=all_tags) as run:
         _log_inputs(mlflow, digests)
         if config is not None:
-            params = {k: _loggable(v) for k, v in flatten(config).items()}
+            params = {k: _loggable(v) for k, v in logged_params(flatten(config), declared).items()}
             mlflow.log_params(params)
         yield StageRun(run, mlflow)
 

@@ -206,12 +206,13 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
         m = spawn(examples, base, out, cfg, soft)
     else:
         m = train_process(examples, base, out, cfg, soft)
-    curve = m.pop("curve")
+    curves = {"loss": m.pop("curve"), "lr": m.pop("curve_lr"), "grad_norm": m.pop("curve_grad_norm")}
     if run is not None:
-        # The curve as its own series, `loss` (steps 1..N); `train_loss` is the run's mean, logged once with
-        # the metrics (one series for both put the mean at step 0 of the curve: a false point, issue #29).
-        for k, loss in enumerate(curve, 1):
-            run.metrics({"loss": loss}, step=k)
+        # Each curve its own series (steps 1..N): the loss, the learning rate, the gradient norm before clipping (issue
+        # #56); `train_loss` is the run's mean, logged once with the metrics (one series for both put the mean at
+        # step 0 of the curve: a false point, issue #29).
+        for k in range(len(curves["loss"])):  # no grad_norm without clipping (train_prm.max_grad_norm 0)
+            run.metrics({name: vals[k] for name, vals in curves.items() if k < len(vals)}, step=k + 1)
     return m
 
 
@@ -283,6 +284,7 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
         packed = cfg.batching == "packed"
         bar = Progress(len(steps), "train_prm", unit="steps", every=10.0) if d.rank == 0 else None
         pending, curve, tokens, padded = [], [], 0, 0
+        pending_norms, norms, lrs = [], [], []  # each step's gradient norm (before clipping) and learning rate: curves
         t0 = time.monotonic()
         for s, step in enumerate(steps):
             count = sum(labelled[i] for mb in step for i in mb)  # labelled steps of the whole step, every process
@@ -304,14 +306,22 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
                     # the whole step's sum, so it is scaled back up by the process count
                     (loss * d.world).backward()
                 step_loss += loss.detach()
-            if cfg.max_grad_norm > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            if cfg.max_grad_norm > 0:  # its return value, the norm before clipping, is read for the curve: no extra work
+                norm = torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+                # FSDP2 gives a DTensor: its full value (a scalar's collective) stacks with the plain tensors below
+                pending_norms.append((norm.full_tensor() if hasattr(norm, "full_tensor") else norm).detach().float())
+            lrs.append(sched.get_last_lr()[0])  # the rate this step used (a float: no sync)
             opt.step()
             sched.step()
             opt.zero_grad(set_to_none=True)
             pending.append(step_loss)
             if len(pending) == cfg.log_every or s == len(steps) - 1:
-                read = d.sum(torch.stack(pending)).tolist()  # the one host sync, every log_every steps
+                # the one host sync, every log_every steps: the losses summed over processes, the norm (alike in every
+                # process) averaged back
+                got = d.sum(torch.cat([torch.stack(pending).float(), torch.stack(pending_norms) / d.world]
+                                      if pending_norms else [torch.stack(pending).float()])).tolist()
+                read, norms = got[:len(pending)], norms + got[len(pending):]
+                pending_norms = []
                 if not all(math.isfinite(x) for x in read):  # alike in every process: all stop here, nothing is saved
                     bad = len(curve) + next(k for k, x in enumerate(read) if not math.isfinite(x)) + 1
                     raise DataError(f"train_prm diverged: the loss is {read[bad - len(curve) - 1]} at step {bad} of {len(steps)} "
@@ -330,7 +340,8 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
     return {"examples": len(examples), "examples_trained": len(feats), "examples_too_long": too_long,
             "steps_truncated_away": truncated, "train_loss": sum(curve) / len(curve), "final_logged_loss": curve[-1],
             "optimizer_steps": len(steps), "warmup_steps": warmup, "seconds": seconds, "loss": kind,
-            "batching": cfg.batching, "processes": d.world, "curve": curve, "tokens": int(tokens), "tokens_per_s": tokens / seconds,
+            "batching": cfg.batching, "processes": d.world, "curve": curve, "curve_lr": lrs, "curve_grad_norm": norms,
+            "tokens": int(tokens), "tokens_per_s": tokens / seconds,
             "padding_share": 1 - tokens / padded,
             "label_steps": sum(len(e.labels) for e in examples),
             "negative_steps": sum(lab == 0 for e in examples for lab in e.labels)}

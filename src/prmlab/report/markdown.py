@@ -33,6 +33,11 @@ def ci(v: list[float] | None) -> str:
     return "-" if not v else f"{v[0]:.1f} [{v[1]:.1f}, {v[2]:.1f}]"
 
 
+def with_ci(x: float | None, lohi: list[float] | None) -> str:
+    """A point and, where there is one, its interval: '56.2 [53.6, 58.9]'; the point alone, or '-', otherwise."""
+    return ci([x, *lohi]) if x is not None and lohi else fmt1(x)
+
+
 def signed_ci(d: list[float] | None) -> str:
     """[difference, lo, hi] as '+4.8 [+0.8, +9.2]'; '-' where absent."""
     return "-" if not d else f"{d[0]:+.1f} [{d[1]:+.1f}, {d[2]:+.1f}]"

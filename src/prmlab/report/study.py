@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from prmlab import plots
-from prmlab.findings import Findings
+from prmlab.findings import Findings, pb_intervals
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
-from prmlab.report.markdown import ci, f3, fmt, fmt1, signed_ci, table
+from prmlab.report.markdown import ci, f3, fmt, signed_ci, table, with_ci
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
@@ -115,6 +115,32 @@ def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n
         return []
     pb_rows = [r for r in read_jsonl(pb_scores) if "step_scores" in r]
     return Findings(pb_rows, list(pbm["items"]), m["tune"], read_jsonl(bon_scores), m["consensus"], n_boot=n_boot).records()
+
+
+def intervals(m: dict, pb_scores: Path | None, bon_scores: Path | None, n_boot: int = N_BOOT) -> dict[str, dict]:
+    """The 95% intervals over problems behind the leaderboard and the ranked figures (issue #56: no estimate without
+    one): `processbench`, each model's held-out F1 and error/correct-sample accuracy (findings.pb_intervals, keyed as
+    eval_processbench's models), and `min_on_final_step`, each PRM's share [point, lo, hi]. Empty without the scores."""
+    pbm = m["eval_processbench"]
+    if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
+        return {}
+    rows = read_jsonl(pb_scores)
+    f = Findings([], [], None, read_jsonl(bon_scores), m["consensus"], n_boot=n_boot)
+    return {"processbench": pb_intervals(rows, m["held"] or list(pbm["items"]), n_boot),
+            "min_on_final_step": {prm: list(f.min_on_last_interval(prm)) for prm in f.prms}}
+
+
+# What a row of the leaderboard and the ranked figures is (issue #56): a PRM trained on one of the study's label
+# sources, a reference (the ceiling PRM, trained at another budget; the judge as a critic, ProcessBench only) or a
+# Best-of-N baseline (no PRM at all).
+BASELINES = ("maj", "pass", "random")
+
+
+def kind_of(name: str) -> str:
+    """'trained', 'reference' or 'baseline', by a row's name as the headline keys it (critic_judge, maj@8, ...)."""
+    if name.split("@")[0] in BASELINES:
+        return "baseline"
+    return "reference" if name == CEILING or name.startswith(("critic/", "critic_")) else "trained"
 
 
 # ---------------------------------------------------------------------------------------------- sections
@@ -241,11 +267,11 @@ def label_quality(m: dict, page: Page) -> list[str]:
     return md
 
 
-def processbench(m: dict, page: Page) -> list[str]:
+def processbench(m: dict, page: Page, iv: dict | None = None) -> list[str]:
     pbm = m["eval_processbench"]
     if not pbm:
         return []
-    models, subsets, tune, held = pbm["models"], list(pbm["items"]), m["tune"], m["held"]
+    models, subsets, tune, held, iv = pbm["models"], list(pbm["items"]), m["tune"], m["held"], iv or {}
     rows, rows5 = [], []
     for name, res in models.items():
         t = res.get("tuned", res)
@@ -268,8 +294,17 @@ def processbench(m: dict, page: Page) -> list[str]:
     # Which half of F1 a model loses: erroneous vs error-free samples, on the subsets the threshold never saw.
     if over := held or subsets:  # no subset had items (e.g. a weak tiny policy built an empty toy ProcessBench): nothing to plot
         where = f"{', '.join(over)}, tuned threshold" if held else "all subsets, tuned threshold"
-        md += ["### Error-sample and correct-sample accuracy", "",
-               page.figure(plots.processbench_error_correct(error_correct(models, over), where),
+        # with the intervals over problems where the per-item scores were read (the stage); points alone otherwise
+        acc = iv.get("processbench") or {n: {"f1": [pb_heldout_f1(models[n], held) or 0.0, None, None],
+                                             "error_acc": [e, None, None], "correct_acc": [c, None, None]}
+                                         for n, (e, c) in error_correct(models, over).items()}
+        f1_rows = [{"name": n, "value": v["f1"][0], "lo": v["f1"][1], "hi": v["f1"][2], "kind": kind_of(n)}
+                   for n, v in acc.items()]
+        md += ["### Average F1, ranked", "",
+               page.figure(plots.ranked_bars(f1_rows, f"average F1 ({where}; %)", "ProcessBench F1, ranked"),
+                           "processbench_f1.png", "ProcessBench F1 ranked"), "",
+               "### Error-sample and correct-sample accuracy", "",
+               page.figure(plots.processbench_error_correct(acc, where),
                            "processbench_error_correct.png", "ProcessBench error/correct accuracy"), ""]
     if pbm.get("empty_subsets"):
         md += [f"**No items** in subset(s) {', '.join(pbm['empty_subsets'])}: skipped.", ""]
@@ -392,7 +427,7 @@ def bon_results(m: dict, page: Page, targets: dict[str, dict]) -> list[str]:
     return md
 
 
-def min_position(m: dict, page: Page) -> list[str]:
+def min_position(m: dict, page: Page, iv: dict | None = None) -> list[str]:
     bias = m["analyze_bias"]
     if not bias:
         return []
@@ -405,7 +440,10 @@ def min_position(m: dict, page: Page) -> list[str]:
                 [[k, v["min_on_last_step_all"], v["min_on_last_step_bon_selected"], v["mean_relative_min_position"],
                   v.get("tie_share", "-")] for k, v in prms.items()]), ""]
     if prms:
-        md += [page.figure(plots.min_position_bars({k: v["min_on_last_step_all"] for k, v in prms.items()}),
+        ci_ = (iv or {}).get("min_on_final_step", {})
+        rows = [{"name": k, "value": v["min_on_last_step_all"], "lo": (ci_.get(k) or [None] * 3)[1],
+                 "hi": (ci_.get(k) or [None] * 3)[2], "kind": kind_of(k)} for k, v in prms.items()]
+        md += [page.figure(plots.min_position_bars(rows),
                            "min_position.png", "min position"), "",
                page.figure(plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}),
                            "min_position_hist.png", "min position histogram"), ""]
@@ -530,17 +568,20 @@ def provenance(page: Page) -> list[str]:
 
 
 def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
-          targets: dict[str, dict] | None = None, seeds: dict | None = None, g: dict | None = None) -> str:
+          targets: dict[str, dict] | None = None, seeds: dict | None = None, g: dict | None = None,
+          iv: dict | None = None, board: list[dict] | None = None) -> str:
     """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines;
     `targets`: `exact_label_targets(m)`, computed here where the caller has not; `seeds`: reports/seeds.json's record,
-    None where absent; `g`: their `glance`, likewise)."""
+    None where absent; `g`: their `glance`, likewise; `iv`: `intervals`; `board`: `leaderboard(m, iv)`, made here where
+    the caller has not)."""
     targets = exact_label_targets(m) if targets is None else targets
+    board = leaderboard(m, iv) if board is None else board
     page.figdir.mkdir(parents=True, exist_ok=True)
     md = ["# prmlab report", "",
           "Rebuilt by `dvc repro` from the metrics files; every number below comes from this run. "
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
-          *summary(recs, seeds, g), *leaderboard_lines(leaderboard(m), m["eval_bon"].get("n")), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
-          *label_quality(m, page), *processbench(m, page), *bon_results(m, page, targets), *min_position(m, page),
+          *summary(recs, seeds, g), *leaderboard_lines(board, m["eval_bon"].get("n")), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
+          *label_quality(m, page), *processbench(m, page, iv), *bon_results(m, page, targets), *min_position(m, page, iv),
           *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
     return "\n".join(md)
 
@@ -560,9 +601,10 @@ def to_html(md: str) -> str:
 
 # ------------------------------------------------------------------------------------ beside the report
 
-def headline(m: dict) -> dict:
+def headline(m: dict, board: list[dict] | None = None) -> dict:
     """The numbers a reader wants first, from the metrics files: reports/headline.json, which `prmlab
-    metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's)."""
+    metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's); `board`: the
+    leaderboard, made here (without intervals) where the caller has not."""
     h: dict = {}
     sample, cons, judge = m["sample"], m["consensus"], m["train_judge"]
     if sample.get("accuracy") is not None:
@@ -587,23 +629,23 @@ def headline(m: dict) -> dict:
         h["best_of_n"] |= {name: _r1(t["average"].get("prm_product")) for name, t in res.items() if name != "baselines"}
     if m["analyze_bias"].get("prms"):
         h["min_on_final_step_share"] = {k: _r1(v["min_on_last_step_all"]) for k, v in m["analyze_bias"]["prms"].items()}
-    if board := leaderboard(m):
+    if board := (leaderboard(m) if board is None else board):
         h["leaderboard"] = board
     return h
 
 
-# What a leaderboard row is (issue #56): a PRM trained on one of the study's label sources, a reference (the ceiling PRM,
-# trained at another budget; the judge as a critic, ProcessBench only) or a Best-of-N baseline (no PRM at all).
-BASELINES = ("maj", "pass", "random")
-
-
-def leaderboard(m: dict) -> list[dict]:
+def leaderboard(m: dict, iv: dict | None = None) -> list[dict]:
     """One row per PRM, reference and baseline of this study: held-out ProcessBench F1 (the paper's main metric) and
     step AUC, Best-of-N accuracy by min / product / last with its binomial 95% interval over the problems, and the
-    share of responses whose lowest step score is on the final step. Sorted by F1, highest first; rows without one
-    (the baselines) last, by Best-of-N (product)."""
+    share of responses whose lowest step score is on the final step; with `iv` (`intervals`), F1 and that share with
+    their 95% intervals over problems (`*_ci`: [lo, hi]). Sorted by F1, highest first; rows without one (the
+    baselines) last, by Best-of-N (product)."""
     pbm, res = m["eval_processbench"].get("models") or {}, m["eval_bon"].get("results") or {}
     n, bias = m["eval_bon"].get("problems", 0), m["analyze_bias"].get("prms") or {}
+    pb_iv, mol_iv = (iv or {}).get("processbench", {}), (iv or {}).get("min_on_final_step", {})
+
+    def ci_(v):
+        return None if not v else [_r1(v[1]), _r1(v[2])]
 
     def acc(v):
         if v is None:
@@ -615,18 +657,22 @@ def leaderboard(m: dict) -> list[dict]:
     rows = []
     for name in names:
         r, avg = pbm.get(f"prm/{name}", {}), (res.get(name) or {}).get("average", {})
-        rows.append({"name": name, "kind": "reference" if name == CEILING else "trained",
+        rows.append({"name": name, "kind": kind_of(name),
                      "processbench_f1": _r1(pb_heldout_f1(r, m["held"])) if r else None,
+                     "processbench_f1_ci": ci_((pb_iv.get(f"prm/{name}") or {}).get("f1")),
                      "step_auc": _r3((r.get("step_auc") or {}).get("heldout_average")),
                      "bon": {a: acc(avg.get(f"prm_{a}")) for a in ("min", "product", "last")},
-                     "min_on_final_step": _r1((bias.get(name) or {}).get("min_on_last_step_all"))})
+                     "min_on_final_step": _r1((bias.get(name) or {}).get("min_on_last_step_all")),
+                     "min_on_final_step_ci": ci_(mol_iv.get(name))})
     for key, r in pbm.items():
         if key.startswith("critic/"):
-            rows.append({"name": key, "kind": "reference", "processbench_f1": _r1(pb_heldout_f1(r, m["held"])),
-                         "step_auc": None, "bon": {}, "min_on_final_step": None})
+            rows.append({"name": key, "kind": kind_of(key), "processbench_f1": _r1(pb_heldout_f1(r, m["held"])),
+                         "processbench_f1_ci": ci_((pb_iv.get(key) or {}).get("f1")),
+                         "step_auc": None, "bon": {}, "min_on_final_step": None, "min_on_final_step_ci": None})
     base = (res.get("baselines") or {}).get("average", {})
-    rows += [{"name": f"{b}@{m['eval_bon'].get('n')}", "kind": "baseline", "processbench_f1": None, "step_auc": None,
-              "bon": {"product": acc(base[b])}, "min_on_final_step": None} for b in BASELINES if b in base]
+    rows += [{"name": f"{b}@{m['eval_bon'].get('n')}", "kind": "baseline", "processbench_f1": None, "processbench_f1_ci": None,
+              "step_auc": None, "bon": {"product": acc(base[b])}, "min_on_final_step": None, "min_on_final_step_ci": None}
+             for b in BASELINES if b in base]
     return sorted(rows, key=lambda r: (r["processbench_f1"] is None, -(r["processbench_f1"] or 0),
                                        -((r["bon"].get("product") or [0])[0])))
 
@@ -643,12 +689,14 @@ def leaderboard_lines(rows: list[dict], n: int | None) -> list[str]:
     """The leaderboard as Markdown: a table a row each, the kind of each row said."""
     if not rows:
         return []
-    body = [[r["name"], r["kind"], fmt1(r["processbench_f1"]), f3(r["step_auc"]),
-             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")), fmt1(r["min_on_final_step"])] for r in rows]
+    body = [[r["name"], r["kind"], with_ci(r["processbench_f1"], r.get("processbench_f1_ci")), f3(r["step_auc"]),
+             *(ci(r["bon"].get(a)) for a in ("min", "product", "last")),
+             with_ci(r["min_on_final_step"], r.get("min_on_final_step_ci"))] for r in rows]
     return ["## PRM leaderboard", "",
-            f"Every PRM of this study, sorted by held-out ProcessBench F1 (the paper's main metric); Best-of-{n} accuracy "
-            "with its binomial 95% interval over the problems; `reference`: the ceiling PRM (another training budget) and "
-            "the judge as a critic; `baseline`: no PRM at all.", "",
+            f"Every PRM of this study, sorted by held-out ProcessBench F1 (the paper's main metric); F1 and the min-on-final "
+            f"share with their 95% intervals over resampled problems, Best-of-{n} accuracy with its binomial 95% interval "
+            "over the problems; `reference`: the ceiling PRM (another training budget) and the judge as a critic; "
+            "`baseline`: no PRM at all.", "",
             table(["PRM", "kind", "ProcessBench F1", "step AUC", f"Best-of-{n} min", f"Best-of-{n} product",
                    f"Best-of-{n} last", "min on final step (%)"], body), ""]
 
@@ -675,13 +723,25 @@ def study_metrics(h: dict, recs: list[dict], g: dict | None = None) -> dict:
     return out
 
 
-def plot_tables(m: dict, h: dict) -> dict[str, list[dict]]:
+def plot_tables(m: dict, h: dict, iv: dict | None = None) -> dict[str, list[dict]]:
     """The data behind dvc.yaml's plots (reports/plots/<name>.json), rows DVC renders and `dvc plots
     diff` overlays across experiments: Best-of-N against N, ProcessBench F1, Best-of-N per method,
-    label quality per source, min-score position. From the headline and eval_bon's `by_n`."""
-    rows = lambda d, key, val: [{key: k, val: v} for k, v in (d or {}).items() if v is not None]  # noqa: E731
+    label quality per source, min-score position. From the headline, eval_bon's `by_n` and `intervals` (`iv`).
+    Every bar row has its 95% interval (`lo`, `hi`; None where `iv` lacks it) and its `kind` (trained, reference,
+    baseline), and the rows of a plot are sorted highest first (issue #56)."""
     bon = {k: v for k, v in h.get("best_of_n", {}).items() if k != "n"}
     n_problems = m["eval_bon"].get("problems", 0)
+    pb_iv, mol_iv = (iv or {}).get("processbench", {}), (iv or {}).get("min_on_final_step", {})
+    pb_key = {(k[4:] if k.startswith("prm/") else k.replace("critic/", "critic_")): k for k in pb_iv}  # as the headline keys them
+
+    def rows(d: dict | None, key: str, val: str, bounds, kind=kind_of) -> list[dict]:
+        """{key: name, val: value, lo, hi, kind} a row per named value, highest first; `bounds(name, value)`: (lo, hi)."""
+        got = [{key: k, val: v, **dict(zip(("lo", "hi"), bounds(k, v))), "kind": kind(k)}
+               for k, v in (d or {}).items() if v is not None]
+        return sorted(got, key=lambda r: -r[val])
+
+    def from_iv(table: dict, key=lambda k: k):
+        return lambda k, v: (table[key(k)][1], table[key(k)][2]) if key(k) in table else (None, None)
 
     def interval(acc: float) -> dict:
         """A binomial 95% interval (normal approximation) over the Best-of-N problems, in points: the error bars."""
@@ -692,11 +752,16 @@ def plot_tables(m: dict, h: dict) -> dict[str, list[dict]]:
     # in one colour, told apart by dash patterns only).
     by_n = [{"n": r["n"], "method": k, "accuracy": v, **interval(v)}
             for r in m["eval_bon"].get("by_n", []) for k, v in r.items() if k != "n" and v is not None]
+    audit = m["consensus"].get("audit") or {}
     return {"bon_by_n": by_n,
-            "bon_accuracy": [dict(r, **interval(r["accuracy"])) for r in rows(bon, "method", "accuracy")],
-            "processbench_f1": rows(h.get("processbench_f1"), "model", "f1"),
-            "label_quality": rows(h.get("label_first_error_accuracy"), "source", "first_error_accuracy"),
-            "min_on_final_step": rows(h.get("min_on_final_step_share"), "prm", "share")}
+            "bon_accuracy": rows(bon, "method", "accuracy", lambda k, v: tuple(interval(v).values())),
+            "processbench_f1": rows(h.get("processbench_f1"), "model", "f1",
+                                    from_iv({k: v["f1"] for k, v in pb_iv.items()}, lambda k: pb_key.get(k))),
+            # binomial over the audited responses (a problem's responses share it: if anything too narrow)
+            "label_quality": rows(h.get("label_first_error_accuracy"), "source", "first_error_accuracy",
+                                  lambda k, v: (max(v - (w := plots.binomial_half_width(v, audit.get(k, {}).get("responses", 0))), 0.0),
+                                                min(v + w, 100.0)), kind=lambda k: "label source"),
+            "min_on_final_step": rows(h.get("min_on_final_step_share"), "prm", "share", from_iv(mol_iv))}
 
 
 def prm_results(m: dict) -> dict[str, dict[str, float]]:
@@ -717,16 +782,47 @@ def prm_results(m: dict) -> dict[str, dict[str, float]]:
     return {n: {k: float(v) for k, v in r.items() if isinstance(v, (int, float))} for n, r in out.items() if r}
 
 
-def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]]) -> list[str]:
+# Where each of a PRM's evaluation metrics was measured: the input file its eval stage logged as an MLflow dataset.
+METRIC_DATASET = (("eval.processbench", "eval_processbench", "data/processbench/items.jsonl"),
+                  ("eval.", "eval_bon", "data/eval_samples/eval.jsonl"))
+
+
+def _datasets(client, runs: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """{eval stage: (dataset name, digest)} as that stage's run logged its input (prmlab.tracking._log_inputs)."""
+    out = {}
+    for _, stage, path in METRIC_DATASET:
+        if rid := runs.get(stage):
+            for d in client.get_run(rid).inputs.dataset_inputs or []:
+                if d.dataset.name == path:
+                    out[stage] = (d.dataset.name, d.dataset.digest)
+    return out
+
+
+def _log_new(client, rid: str, key: str, points: list[tuple[int, float]], **kw) -> None:
+    """Log (step, value) points unless the run's history of `key` already holds exactly them: a report rerun (`dvc exp
+    run`) must not repeat each point."""
+    have = sorted((m.step, m.value) for m in client.get_metric_history(rid, key))
+    if have != sorted(points):
+        for step, v in points:
+            client.log_metric(rid, key, v, step=step, **kw)
+
+
+def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]], by_n: list[dict] = ()) -> list[str]:
     """Each PRM's evaluation results onto its own train_prm@<source> run (`runs`: {stage: run id}, as
     `Page.runs`) and that run's logged model, so MLflow's runs table and compare view rank the PRMs by
-    quality, not by training loss (the ceiling's onto its ceiling run). Returns the PRMs logged (a reference PRM
-    has no training run here)."""
+    quality, not by training loss (the ceiling's onto its ceiling run): each metric once, with the model and the
+    dataset it was measured on (the eval stage's input). With `by_n` (eval_bon's rows), Best-of-N (product) against
+    N as a stepped metric (`eval.bon_at_n_product`, step N) on each PRM's run and every method's on eval_bon's run
+    (`bon_at_n.<method>`). Returns the PRMs logged (a reference PRM has no training run here)."""
     if not runs:
         return []
     import mlflow
 
     client, done = mlflow.MlflowClient(), []
+    data = _datasets(client, runs)
+    if rid := runs.get("eval_bon"):
+        for method in dict.fromkeys(k for r in by_n for k in r if k != "n"):
+            _log_new(client, rid, f"bon_at_n.{method}", [(r["n"], r[method]) for r in by_n if r.get(method) is not None])
     for name, metrics in results.items():
         rid = runs.get("ceiling" if name == CEILING else f"train_prm@{name}")
         if rid is None or not metrics:
@@ -734,10 +830,13 @@ def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]]) 
         exp = client.get_run(rid).info.experiment_id
         models = mlflow.search_logged_models(experiment_ids=[exp], filter_string=f"source_run_id = '{rid}'",
                                              output_format="list")
+        model_id = models[-1].model_id if models else None  # the run's model (one per train_prm run)
         for k, v in metrics.items():
-            client.log_metric(rid, k, v, step=0)
-            for lm in models:
-                client.log_metric(rid, k, v, step=0, model_id=lm.model_id)
+            stage = next(st for prefix, st, _ in METRIC_DATASET if k.startswith(prefix))
+            ds = dict(zip(("dataset_name", "dataset_digest"), data[stage])) if stage in data else {}
+            _log_new(client, rid, k, [(0, v)], model_id=model_id, **ds)
+        _log_new(client, rid, "eval.bon_at_n_product", [(r["n"], r[name]) for r in by_n if r.get(name) is not None],
+                 model_id=model_id, **(dict(zip(("dataset_name", "dataset_digest"), data["eval_bon"])) if "eval_bon" in data else {}))
         # The model as the run's output, so the run page's "Logged models" field names it (creating it
         # with source_run_id links it one way only: the runs table shows it, the run page did not).
         from mlflow.entities import LoggedModelOutput
@@ -750,6 +849,43 @@ def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]]) 
     return done
 
 
+def run_descriptions(h: dict, board: list[dict]) -> dict[str, str]:
+    """Each stage run's description (MLflow's `mlflow.note.content`, the run page's text; issue #56): the figures
+    that stage produced, as this report read them, {run name: Markdown}. A PRM's run gets its leaderboard row."""
+    def ranked(d: dict, unit: str = "") -> str:
+        return ", ".join(f"{k} {v}{unit}" for k, v in sorted(d.items(), key=lambda kv: -(kv[1] or 0)) if v is not None)
+
+    lab = h.get("label_first_error_accuracy", {})
+    out = {}
+    if (x := h.get("policy_accuracy")) is not None:
+        out["sample"] = f"Policy accuracy on the training problems: **{x}%**."
+    for stage, src in (("label_mc", "mc"), ("label_judge", "judge")):
+        if src in lab:
+            out[stage] = f"First-error accuracy of the {src} labels against the exact verifier: **{lab[src]}%**."
+    if "consensus" in lab:
+        out["consensus"] = (f"Consensus labels: first-error accuracy **{lab['consensus']}%** against the exact verifier; "
+                            f"kept {h.get('consensus_kept', '-')}% of responses.")
+    if (x := h.get("judge_first_error_accuracy")) is not None:
+        out["train_judge"] = (f"The judge names the first wrong step right on **{x}%** of held-out responses "
+                              f"(always 'no error': {h.get('judge_baseline_always_no_error', '-')}%).")
+    prms = [r for r in board if r["kind"] != "baseline" and not r["name"].startswith("critic")]
+    for i, r in enumerate(r for r in board if r["processbench_f1"] is not None):
+        if r in prms:
+            n = (h.get("best_of_n") or {}).get("n")
+            out["ceiling" if r["name"] == CEILING else f"train_prm@{r['name']}"] = (
+                f"Held-out ProcessBench F1 **{with_ci(r['processbench_f1'], r.get('processbench_f1_ci'))}** (rank {i + 1} of "
+                f"{sum(x['processbench_f1'] is not None for x in board)}), step AUC {f3(r['step_auc'])}; Best-of-{n} "
+                + ", ".join(f"{a} {ci(r['bon'].get(a))}" for a in ("min", "product", "last"))
+                + f"; lowest step score on the final step: {with_ci(r['min_on_final_step'], r.get('min_on_final_step_ci'))}%.")
+    if f1 := h.get("processbench_f1"):
+        out["eval_processbench"] = f"Held-out ProcessBench F1, ranked: {ranked(f1)}."
+    if bon := {k: v for k, v in (h.get("best_of_n") or {}).items() if k != "n"}:
+        out["eval_bon"] = f"Best-of-{h['best_of_n']['n']} accuracy (product), ranked: {ranked(bon, '%')}."
+    if mol := h.get("min_on_final_step_share"):
+        out["analyze_bias"] = f"Lowest step score on the final step (paper Fig. 8), ranked: {ranked(mol, '%')}."
+    return {k: v + "\n\nThe study's report: reports/report.md (stage `report`)." for k, v in out.items()}
+
+
 # ------------------------------------------------------------------------------------------ the stage
 
 def prepare_report(a, cfg: dict) -> dict:
@@ -758,6 +894,7 @@ def prepare_report(a, cfg: dict) -> dict:
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
     seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
     return {"metrics": m, "findings": findings_records(m, Path(a.pb_scores), Path(a.bon_scores)), "example": example,
+            "intervals": intervals(m, Path(a.pb_scores), Path(a.bon_scores)),
             "seeds": seeds, "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
 
 
@@ -769,23 +906,32 @@ def report(cfg: dict, data: dict, run) -> Done:
     targets = exact_label_targets(m)
     seeds = data.get("seeds")
     g = glance(recs, seeds)
-    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds, g=g)
+    iv = data.get("intervals") or {}
+    board = leaderboard(m, iv)  # once: the report, the experiment's description and the headline show it
+    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds, g=g, iv=iv, board=board)
     html = Path(out).with_suffix(".html")
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
-    log_prm_results(page.runs, prm_results(m))
+    log_prm_results(page.runs, prm_results(m), m["eval_bon"].get("by_n", []))
     if run is not None and recs:  # the experiment's description in MLflow: the study at a glance, then its PRMs
         # ranked, rounded, key metrics first (MLflow's runs table orders metric columns by name and does not round)
         run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g),
-                                           *leaderboard_lines(leaderboard(m), m["eval_bon"].get("n")),
+                                           *leaderboard_lines(board, m["eval_bon"].get("n")),
                                            "The report: reports/report.md."]))
     outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
                                             "machines": trained_on(m), "device": device(m), "glance": g}}
     if data["headline"]:  # and --summary's numbers, written where --summary is given
-        outputs["headline"] = h = headline(m)
+        outputs["headline"] = h = headline(m, board)
         outputs["summary"] = study_metrics(h, recs, g)
+        if run is not None:  # each stage run's page says what it produced
+            import mlflow
+
+            client = mlflow.MlflowClient()
+            for name, text_ in run_descriptions(h, board).items():
+                if rid := page.runs.get(name):
+                    client.set_tag(rid, "mlflow.note.content", text_)
         if data["plots"]:  # lists, written as JSON (the runner writes a list as JSONL)
-            for name, rows in plot_tables(m, h).items():
+            for name, rows in plot_tables(m, h, iv).items():
                 write_json(Path(data["plots"]) / f"{name}.json", rows)
     figures = len(list(Path(data["figures"]).glob("*.png")))
     return Done(summary=f"wrote {out} ({len(text.splitlines())} lines) and {figures} figures", outputs=outputs,
