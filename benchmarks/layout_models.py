@@ -60,6 +60,7 @@ def build(layout: str, out: str | Path, tokenizer_dir: str, dims: dict | None = 
         MistralForCausalLM,
         Qwen2Config,
         Qwen2ForCausalLM,
+        Qwen2ForTokenClassification,
     )
 
     from prmlab.prm import Qwen2ForProcessRewardModel, Qwen2ForRewardModel
@@ -79,6 +80,9 @@ def build(layout: str, out: str | Path, tokenizer_dir: str, dims: dict | None = 
     elif layout == "orm":
         model = Qwen2ForRewardModel(Qwen2Config(**d))
         model.config.architectures = ["Qwen2ForRewardModel"]
+    elif layout == "trl":  # TRL's PRMTrainer: AutoModelForTokenClassification, 2 labels
+        model = Qwen2ForTokenClassification(Qwen2Config(**d, num_labels=2))
+        model.config.architectures = ["Qwen2ForTokenClassification"]
     else:
         model = Qwen2ForCausalLM(Qwen2Config(**d))
     model = model.to(dtype)
@@ -172,6 +176,23 @@ def reference_scores(layout: str, spec: PRMSpec, items) -> list[list[float]]:
                     input_ids = tok.encode(conversation_str, add_special_tokens=False)
                     r.append(float(torch.sigmoid(_fwd(model, input_ids).logits[0, -1, 0])))
                 out.append(r)
+        elif layout == "trl":  # TRL's PRMTrainer.tokenize_row; PURE's card: P(+) - P(-) at each step's "\n"
+            from transformers import AutoModelForTokenClassification
+
+            model = AutoModelForTokenClassification.from_pretrained(spec.model).eval()
+            for q, steps in items:
+                prompt_ids = tok(q, add_special_tokens=False)["input_ids"]
+                completions_ids = [tok(c, add_special_tokens=False)["input_ids"] for c in steps]
+                separator_ids = tok.encode("\n", add_special_tokens=False)
+                completions_ids = [c + separator_ids for c in completions_ids]
+                labels = [[-100] * (len(c) - 1) + [1] for c in completions_ids]
+                if tok.bos_token_id is not None:
+                    prompt_ids = [tok.bos_token_id] + prompt_ids
+                input_ids = prompt_ids + [t for c in completions_ids for t in c]
+                labels = [-100] * len(prompt_ids) + [x for lab in labels for x in lab]
+                probs = _fwd(model, input_ids).logits[0].softmax(-1)
+                reward = probs[:, 1] - probs[:, 0]  # the card's reward in [-1, 1]; prmlab's score is (reward + 1) / 2
+                out.append([(float(reward[i]) + 1) / 2 for i, lab in enumerate(labels) if lab != -100])
         else:  # eurus: the EurusPRM card's code
             model = AutoModelForCausalLM.from_pretrained(spec.model).eval()
             ref_model = AutoModelForCausalLM.from_pretrained(spec.reference).eval()

@@ -10,6 +10,7 @@ score is read at, the readout); prmlab implements each and loads safetensors onl
 | rlhflow | RLHFlow/Llama3.1-8B-PRM-Mistral-Data, -Deepseek-Data | chat: user turns (problem + " " + step 1, then one step each), each answered by assistant "+" | softmax over "+"/"-" at position -3 of each prefix conversation (the token before its "+"), "+" |
 | skywork | Skywork/Skywork-o1-Open-PRM-Qwen-2.5-1.5B/-7B | bos + problem + "\n", then each step's tokens + the "\n" token | sigmoid of the value head (`v_head.summary`) at each step's "\n" |
 | orm | Qwen/Qwen2.5-Math-RM-72B-style outcome RMs (`Qwen2ForRewardModel`) | chat (system, problem; assistant: steps joined by "\n\n") | sigmoid of the reward at the last token of each prefix of steps (ProcessBench, as the paper scores an ORM), or of the whole response only (`per_prefix=False`, Best-of-N) |
+| trl | TRL PRMTrainer checkpoints (`*ForTokenClassification`, 2 labels): jinachris/PURE-PRM-7B (Qwen2.5-Math-7B-PRM800K), HuggingFaceH4/Qwen2.5-Math-7B-Instruct-PRM-0.2 | TRL's `tokenize_row`: bos (if the tokenizer has one) + problem, then each step's tokens + the tokens of "\n", no special tokens | softmax of the 2-class token head at each step's last "\n" token, class 1 (PURE's card: P(+) - P(-) in [-1, 1], i.e. 2 x this - 1) |
 | eurus | PRIME-RL/EurusPRM-Stage1/-Stage2 (implicit PRM) | chat (problem; assistant: steps joined by "\n\n"), the PRM and its reference model | sigmoid of 0.001 x the cumulative log-likelihood ratio (PRM / reference) up to each step's last token, as its model card computes it |
 
 Sigmoids keep every layout's scores in (0, 1), so product/min aggregation and a 0.5 threshold mean
@@ -56,7 +57,8 @@ from prmlab.prm import (
 from prmlab.prompts import policy_messages
 from prmlab.tracking import Progress
 
-LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "eurus")
+LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "trl", "eurus")
+TRL_SEPARATOR = "\n"  # TRL's PRMConfig.step_separator default, which PURE's PRM was trained with
 EURUS_REFERENCE = "Qwen/Qwen2.5-Math-7B-Instruct"  # EurusPRM's model card: its reference model
 EURUS_COEF = 0.001  # EurusPRM's model card: beta
 SHEPHERD_TAG, SHEPHERD_CANDIDATES = "ки", "+ -"
@@ -120,6 +122,8 @@ def detect_layout(path: str) -> str:
         return "qwen"
     if arch == "Qwen2ForRewardModel":
         return "orm"
+    if arch.endswith("ForTokenClassification"):  # TRL's PRMTrainer trains AutoModelForTokenClassification
+        return "trl"
     if any(k.startswith("v_head.") for k in files):
         return "skywork"
     if arch.endswith("ForCausalLM"):
@@ -167,7 +171,7 @@ def check_layout(spec: PRMSpec, key: str) -> str:
         files = weight_files(spec.model)
     except ParamsError as e:
         raise ParamsError(f"{key}: {e}") from None
-    head = {"qwen": ("score.2.weight", 2), "orm": ("score.2.weight", 1)}.get(layout)
+    head = {"qwen": ("score.2.weight", 2), "orm": ("score.2.weight", 1), "trl": ("score.weight", 2)}.get(layout)
     if head:
         shape = _shape(files, head[0])
         if shape is None or shape[0] != head[1]:
@@ -383,6 +387,19 @@ def skywork_seq(tok, question: str, steps: list[str], step_token: str = "\n") ->
     positions = []
     for s in steps:
         ids = ids + tok.encode(s) + [step_id]
+        positions.append(len(ids) - 1)
+    return Seq(ids, positions)
+
+
+def trl_seq(tok, question: str, steps: list[str]) -> Seq:
+    # TRL's PRMTrainer.tokenize_row, which trained these checkpoints: the prompt and each step tokenized without
+    # special tokens, the separator's tokens after each step (no separator between prompt and first step), a bos
+    # first where the tokenizer has one; a step's label (here its score) at its separator's last token.
+    ids = ([tok.bos_token_id] if tok.bos_token_id is not None else []) + tok(question, add_special_tokens=False)["input_ids"]
+    sep = tok.encode(TRL_SEPARATOR, add_special_tokens=False)
+    positions = []
+    for s in steps:
+        ids = ids + tok(s, add_special_tokens=False)["input_ids"] + sep
         positions.append(len(ids) - 1)
     return Seq(ids, positions)
 
@@ -648,6 +665,22 @@ class SkyworkScorer(LayoutScorer):
         return self.v_head(hidden.to(self.v_head.weight.dtype)).squeeze(-1).float().sigmoid()
 
 
+class TRLScorer(LayoutScorer):
+    """A TRL PRMTrainer checkpoint (PURE's PRM): class 1 of the token-classification head at each step's separator."""
+
+    @staticmethod
+    def model_class():
+        from transformers import AutoModelForTokenClassification
+
+        return AutoModelForTokenClassification
+
+    def inputs(self, question, steps):
+        return [trl_seq(self.tok, question, steps)]
+
+    def scores(self, ids, mask, seqs):
+        return self.model(input_ids=ids, attention_mask=mask).logits.float().softmax(-1)[..., 1]
+
+
 class EurusScorer(LayoutScorer):
     """EurusPRM (implicit PRM): coef * cumulative (log p - log p_ref) of the next tokens from the first label
     position, against its reference model (`spec.reference`, the model card's by default)."""
@@ -679,7 +712,7 @@ class EurusScorer(LayoutScorer):
 
 
 SCORERS = {"qwen": QwenScorer, "orm": OrmScorer, "math_shepherd": ShepherdScorer, "rlhflow": RLHFlowScorer,
-           "skywork": SkyworkScorer, "eurus": EurusScorer}  # a class per entry of LAYOUTS
+           "skywork": SkyworkScorer, "trl": TRLScorer, "eurus": EurusScorer}  # a class per entry of LAYOUTS
 LAYOUT_OF = {cls: layout for layout, cls in SCORERS.items()}
 
 
