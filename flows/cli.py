@@ -84,9 +84,10 @@ def mark_adhoc(client, parent, name: str) -> None:
 
 
 def evaluate(models: list[str], names: list[str], layout: str | None, reference: str | None, only: str | None,
-             out: Path, params: Path) -> list[dict]:
+             out: Path, params: Path, sampling: dict | None = None) -> list[dict]:
     """Each model on ProcessBench and Best-of-N through the eval stages, one MLflow run per model
-    (the stages' runs nested under it); writes out/<name>/ and out/table.{md,json}."""
+    (the stages' runs nested under it); writes out/<name>/ and out/table.{md,json}. `sampling`: a generative
+    layout's votes and temperature (prmlab.generative.VerifierConfig), passed as the model's `reference_prms` entry."""
     import mlflow
     import yaml
 
@@ -102,13 +103,19 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
     if "prmbench" in which and not Path((cfg.get("eval_prmbench") or {}).get("data", "")).is_dir():
         sys.exit(f"prmlab eval: PRMBench folder {(cfg.get('eval_prmbench') or {}).get('data')!r} not found "
                  f"(params eval_prmbench.data in {params}; see ../shared/data/README.md)")
-    cfg["eval_processbench"] = {**cfg["eval_processbench"], "critic": False, "reference_prms": {}}
-    cfg["eval_bon"] = {**cfg["eval_bon"], "reference_prms": {}}
-    if "eval_prmbench" in cfg:
-        cfg["eval_prmbench"] = {**cfg["eval_prmbench"], "reference_prms": {}}
+    sections = [s for s in ("eval_processbench", "eval_bon", "eval_prmbench") if s in cfg]
+    cfg["eval_processbench"] = {**cfg["eval_processbench"], "critic": False}
+
+    def params_file(entries: dict) -> str:
+        """A params file for this evaluation: the eval sections' reference_prms replaced by `entries`."""
+        for s in sections:
+            cfg[s] = {**cfg[s], "reference_prms": entries}
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=out, delete=False) as f:
+            yaml.safe_dump(cfg, f, sort_keys=False)
+        return f.name
+
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=out, delete=False) as f:
-        yaml.safe_dump(cfg, f, sort_keys=False)
+    files = [params_file({})]
     rows = []
     mlflow.set_tracking_uri(tracking_uri())
     ensure_experiment(mlflow, os.environ.get("PRMLAB_EXPERIMENT", "prmlab"))
@@ -116,17 +123,22 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
         for model, name in zip(models, names):
             spec = ["--prm", f"{name}={model}"] + (["--layout", f"{name}={layout}"] if layout else []) \
                 + (["--reference", f"{name}={reference}"] if reference else [])
+            run_params = files[0]
+            if sampling:  # a generative verifier's sampling lives in its reference_prms entry, not in a flag
+                spec, run_params = [], params_file({name: {"model": model, "layout": layout, **sampling}})
+                files.append(run_params)
             # Ad hoc, never a stage's run: no `prmlab.stage` tag (the report's provenance reads the latest
             # finished run of each stage by that tag and name), so the children are retagged as they end.
             with mlflow.start_run(run_name=f"adhoc eval {name}", tags={"prmlab.adhoc": "prmlab eval", "prmlab.model": model}) as run:
-                mlflow.log_params({"model": model, "layout": layout or "auto", "reference": reference or "-"})
-                _run_stages(which, name, spec, out / name, f.name, {**os.environ, "PRMLAB_PARENT_RUN_ID": run.info.run_id})
+                mlflow.log_params({"model": model, "layout": layout or "auto", "reference": reference or "-", **(sampling or {})})
+                _run_stages(which, name, spec, out / name, run_params, {**os.environ, "PRMLAB_PARENT_RUN_ID": run.info.run_id})
                 mark_adhoc(mlflow.MlflowClient(), run.info, name)
                 row = table_row(name, model, out / name, which)
                 mlflow.log_metrics({k: v for k, v in row.items() if isinstance(v, float)})
             rows.append(row)
     finally:
-        os.unlink(f.name)
+        for f in files:
+            os.unlink(f)
     write_json(out / "table.json", rows)
     atomic_write_text(out / "table.md", markdown_table(rows))
     print(markdown_table(rows))
@@ -274,8 +286,12 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.layouts: qwen, math_shepherd, rlhflow, skywork, "
                                                   "orm, eurus; generative verifiers, prmlab.generative: genprm, rprm, "
                                                   "thinkprm, toy_judge, one vote per step with the family's sampling "
-                                                  "(votes etc.: a reference_prms entry); default: read from each checkpoint)")
+                                                  "unless --votes/--temperature say otherwise); default: read from each checkpoint)")
     e.add_argument("--reference", default=None, help="layout eurus: the reference model (default Qwen/Qwen2.5-Math-7B-Instruct)")
+    e.add_argument("--votes", type=int, default=None, help="a generative --layout: sampled replies per step (maj@k; a "
+                                                           "step's score is the share calling it correct; default 1)")
+    e.add_argument("--temperature", type=float, default=None,
+                   help="a generative --layout: sampling temperature (default: the family's, from its inference code)")
     e.add_argument("--only", choices=["processbench", "bon", "prmbench"], default=None,
                    help="one benchmark (default: processbench and bon; prmbench only when named)")
     e.add_argument("--out", default=None, help="results folder (default runs/eval-NAME, or runs/eval for several PRMs)")
@@ -316,7 +332,18 @@ def main(argv: list[str] | None = None) -> None:
         if len(set(names)) < len(names):
             sys.exit(f"prmlab eval: two PRMs share a name ({names}); evaluate them apart with --name")
         out = Path(a.out or (f"runs/eval-{names[0]}" if len(names) == 1 else "runs/eval"))
-        evaluate(a.prm, names, a.layout, a.reference, a.only, out, Path(a.params))
+        sampling = {k: v for k, v in (("votes", a.votes), ("temperature", a.temperature)) if v is not None}
+        if sampling:  # checked before any model loads: one line naming the flag
+            from prmlab.generative import GENERATIVE, VerifierConfig
+
+            if a.layout not in GENERATIVE:
+                sys.exit(f"prmlab eval: --votes and --temperature are for a generative --layout ({', '.join(GENERATIVE)}); "
+                         f"got --layout {a.layout}")
+            try:
+                VerifierConfig(**sampling)
+            except ParamsError as err:
+                sys.exit(f"prmlab eval: --votes/--temperature: {err}")
+        evaluate(a.prm, names, a.layout, a.reference, a.only, out, Path(a.params), sampling)
     elif a.cmd == "score":
         score(a.benchmark, a.file, a.data, a.threshold, a.threshold_subset, Path(a.params))
     elif a.cmd == "ui":

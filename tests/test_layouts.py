@@ -448,3 +448,41 @@ def test_generative_scores_through_vllm_equal_transformers(toy_items):
         ref = scorer.score(toy_items[:3])
     with make_scorer("vllm", JUDGE, max_length=2048, layout="toy_judge", verifier=cfg) as scorer:
         assert scorer.score(toy_items[:3]) == ref
+
+
+def test_prmlab_eval_takes_a_generative_layouts_votes_and_temperature_from_flags(toy_items, tmp_path):
+    """#55: `prmlab eval --layout toy_judge --votes 3 --temperature 1.0` samples 3 verdicts per step at that temperature
+    (a step's score a share of 3), through the eval stage; a flag a layout cannot take is one line, before any model."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    from prmlab.io import write_jsonl
+    from prmlab.records import ProcessBenchItem
+
+    write_jsonl(tmp_path / "data/processbench/items.jsonl",
+                [ProcessBenchItem(id=f"t{i}", generator="t", problem=q, steps=s, final_answer_correct=True, label=-1,
+                                  subset="toy") for i, (q, s) in enumerate(toy_items)])
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["eval_processbench"].update(subsets=["toy"], threshold_subset="toy")
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params))
+    prmlab = str(Path(sys.executable).parent / "prmlab")
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    for flags, why in ((["--votes", "2"], "--votes and --temperature are for a generative --layout"),
+                       (["--layout", "toy_judge", "--votes", "0"], "--votes/--temperature: votes must be an integer >= 1")):
+        p = subprocess.run([prmlab, "eval", JUDGE, *flags, "--only", "processbench"], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and p.stderr.strip().splitlines()[-1].startswith(f"prmlab eval: {why}"), p.stderr[-2000:]
+    p = subprocess.run([prmlab, "eval", JUDGE, "--layout", "toy_judge", "--votes", "3", "--temperature", "1.0",
+                        "--only", "processbench", "--out", "out"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                       timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    res = json.loads((tmp_path / "out/judge/processbench.json").read_text())["models"]["prm/judge"]["verifier"]
+    assert (res["votes"], res["temperature"]) == (3, 1.0)
+    scores = [s for r in map(json.loads, (tmp_path / "out/judge/processbench_scores.jsonl").read_text().splitlines())
+              for s in r["step_scores"]]
+    assert scores and all(round(3 * s, 9) in (0, 1, 2, 3) for s in scores)
+    assert not list(tmp_path.glob("out/*.yaml"))  # the per-model params files are gone
