@@ -9,6 +9,8 @@ seeded sample of gsm8k and math:
 - prmlab: layout_scorer (a LayoutScorer subclass per layout), length-sorted batches under a token budget, all steps in one pass;
 - the layout's reference procedure (the model card's one-item loop; RLHFlow: ProcessBench-style
   one chat call per step; an ORM: one call per prefix of steps), as tests/test_layouts.py runs it.
+With `--vllm`, the layouts vLLM's pooling runner serves (qwen, math_shepherd, trl: prmlab.layouts.VLLM_LAYOUTS) are
+also scored through it, in the same run (after the others: vLLM holds memory until closed).
 Prints responses/s of each (medians of --repeats alternating runs), their ratio (targets: >= 1.0x the model card's loop, >= 10x the per-step
 chat loop), the largest score difference (they must agree), and on a GPU the peak memory. Measured,
 never asserted; benchmarks/write_report.py puts the JSON in reports/benchmarks.md.
@@ -27,7 +29,7 @@ import torch
 
 from benchmarks import positive_int
 from benchmarks.layout_models import build, reference_scores
-from prmlab.layouts import LAYOUTS, layout_scorer
+from prmlab.layouts import LAYOUTS, VLLM_LAYOUTS, layout_scorer, make_scorer
 
 DIMS = {"tiny": None,
         "toy": {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -48,6 +50,7 @@ def main() -> None:
     ap.add_argument("--batch-size", type=positive_int, default=16, help="prmlab's batch size (with --batch-tokens)")
     ap.add_argument("--batch-tokens", type=positive_int, default=16384)
     ap.add_argument("--repeats", type=positive_int, default=3)
+    ap.add_argument("--vllm", action="store_true", help="also vLLM's pooling runner, for the layouts it serves")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
     import random
@@ -96,11 +99,24 @@ def main() -> None:
             row = {"prmlab_responses_per_s": len(its) / t_ours, "reference_responses_per_s": len(its) / t_ref,
                    "speedup": t_ref / t_ours, "baseline": BASELINE.get(lay, "model card loop"), "max_abs_diff": diff,
                    "peak_gib": peak, "loop_tokens_over_one_pass": tokens}
+            if a.vllm and lay in VLLM_LAYOUTS:  # vLLM's pooling runner on the same checkpoint and items
+                with make_scorer("vllm", spec.model, max_length=8192, dtype="bfloat16" if gpu else "float32") as vs:
+                    vs.score(its[:2])
+                    t_v = []
+                    for _ in range(a.repeats):
+                        t = time.perf_counter()
+                        got = vs.score(its)
+                        t_v.append(time.perf_counter() - t)
+                t_v = statistics.median(t_v)
+                row |= {"vllm_responses_per_s": len(its) / t_v, "vllm_over_prmlab": t_ours / t_v,
+                        "vllm_max_abs_diff": max((abs(x - y) for o, r in zip(got, ours) for x, y in zip(o, r)), default=0.0)}
             res["layouts"][lay] = row
             print(f"{lay:14s} prmlab {row['prmlab_responses_per_s']:7.1f} resp/s   {row['baseline']:20s} "
                   f"{row['reference_responses_per_s']:7.1f} resp/s   ratio {row['speedup']:5.2f}x   max |diff| {diff:.1e}"
                   + (f"   peak {peak:.2f} GiB" if peak is not None else "")
-                  + (f"   loop/one-pass tokens {tokens:.2f}" if tokens is not None else ""), flush=True)
+                  + (f"   loop/one-pass tokens {tokens:.2f}" if tokens is not None else "")
+                  + (f"   vLLM {row['vllm_responses_per_s']:7.1f} resp/s ({row['vllm_over_prmlab']:.2f}x prmlab's, "
+                     f"max |diff| {row['vllm_max_abs_diff']:.1e})" if "vllm_responses_per_s" in row else ""), flush=True)
     if a.out:
         Path(a.out).parent.mkdir(parents=True, exist_ok=True)
         Path(a.out).write_text(json.dumps(res, indent=1))

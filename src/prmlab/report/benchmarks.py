@@ -270,7 +270,9 @@ def world_mix(runs: list[dict]) -> list[str]:
 def layouts(b: dict) -> list[str]:
     """Every PRM layout against its own reference loop (issue #27: >= 1.0x the model card's loop,
     >= 10x the per-step chat loop)."""
-    md = [f"## PRM layouts against their reference loops (`benchmarks/bench_layouts.py`, {b['device']})", "",
+    vllm = any("vllm_responses_per_s" in r for r in b["layouts"].values())
+    md = [f"## PRM layouts against their reference loops{' and vLLM' if vllm else ''} (`benchmarks/bench_layouts.py"
+          f"{' --vllm' if vllm else ''}`, {b['device']}, {b['threads']} threads)", "",
           f"{b['items']} real ProcessBench items ({b['steps']} steps), a seeded sample of gsm8k and math; checkpoints "
           f"built in each layout with the `{b['dims']}` shape; responses per second, medians of alternating runs; "
           "the largest score difference shows the two agree.", "",
@@ -281,6 +283,12 @@ def layouts(b: dict) -> list[str]:
         peak = "-" if r.get("peak_gib") is None else f"{r['peak_gib']:.2f}"
         md.append(f"| {lay} | {r['prmlab_responses_per_s']:.1f} | {r['reference_responses_per_s']:.1f} | {r['baseline']} | "
                   f"{r['speedup']:.2f}x | >= {target:g}x {_ok(r['speedup'] >= target)} | {r['max_abs_diff']:.1e} | {peak} |")
+    if vl := {lay: r for lay, r in b["layouts"].items() if "vllm_responses_per_s" in r}:  # bench_layouts --vllm
+        md += ["", "vLLM's pooling runner (`--vllm`; the layouts it serves) on the same checkpoints and items, beside "
+               "prmlab's transformers scorer:", "",
+               "| layout | vLLM | prmlab (transformers) | vLLM / prmlab | max abs diff |", "|---|---|---|---|---|"]
+        md += [f"| {lay} | {r['vllm_responses_per_s']:.1f} | {r['prmlab_responses_per_s']:.1f} | {r['vllm_over_prmlab']:.2f}x "
+               f"| {r['vllm_max_abs_diff']:.1e} |" for lay, r in vl.items()]
     ceil = {lay: r["loop_tokens_over_one_pass"] for lay, r in b["layouts"].items() if r.get("loop_tokens_over_one_pass")}
     if "rlhflow" in ceil:
         md += ["", f"The per-step chat loop feeds {ceil['rlhflow']:.2f}x the tokens of one pass over these items: that is the "
@@ -463,7 +471,7 @@ def page() -> str:
                    f"**{'identical' if d['samples_identical'] else 'different'}**, so the labels built from them do not "
                    "move with the CPU's kernels while trained weights do."]
         md.append("")
-    for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_gpu.json"))):
+    for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_vllm_cpu.json", "layouts_gpu.json"))):
         md += layouts(b)
     if b := _load("train.json"):
         md += train_throughput(b)
