@@ -127,3 +127,27 @@ def test_bench_train_runs_its_gpu_recipe_at_toy_size(tmp_path):
     for name, r in run["variants"].items():
         assert r["tokens_per_s"] > 0 and "mfu" in r and len(r["seconds_all"]) == 1, name
     assert run["variants"]["packed"]["padding_share"] == 0 < run["variants"]["padded"]["padding_share"]
+
+
+def test_bench_prmbench_scores_equal_the_harness_procedure_and_reach_the_report(tmp_path):
+    """benchmarks/bench_prmbench.py (issue #55's PRMBench throughput) run small: prmlab's scores equal its rewrite of
+    the official harness's QwenPRM loop on real PRMBench items (a figure beside a wrong reference would be
+    meaningless), and reports/benchmarks.md's section renders from its JSON."""
+    import json
+    import subprocess
+    import sys
+
+    from conftest import ROOT, need_data
+
+    from prmlab.report.benchmarks import prmbench_speed
+
+    data = need_data("prmbench")
+    out = tmp_path / "prmbench.json"
+    subprocess.run([sys.executable, "-m", "benchmarks.bench_prmbench", "--prmbench", str(data), "--per-class", "2",
+                    "--dims", "tiny", "--repeats", "1", "--out", str(out)], cwd=ROOT, check=True, capture_output=True, text=True)
+    b = json.loads(out.read_text())
+    # 2 of each of the 9 classes and of the `correct` copies
+    assert b["items"] == 2 * 10 and b["compared_items"] == b["items"] and b["max_abs_diff"] < 1e-5
+    assert b["prmlab_items_per_s"] > 0 and b["harness_items_per_s"] > 0
+    md = "\n".join(prmbench_speed(b))
+    assert f"| {b['speedup']:.2f}x |" in md and "QwenPRM" in md

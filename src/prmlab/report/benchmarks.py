@@ -297,6 +297,20 @@ def layouts(b: dict) -> list[str]:
     return md + [""]
 
 
+def prmbench_speed(b: dict) -> list[str]:
+    """PRMBench scoring, prmlab against the official harness's procedure (bench_prmbench.py; issue #55)."""
+    peak = "" if b.get("peak_gib") is None else f", peak {b['peak_gib']:.2f} GiB"
+    return [f"## PRMBench scoring against the official harness's procedure (`benchmarks/bench_prmbench.py`, {b['device']}, "
+            f"{b['threads']} threads)", "",
+            f"{b['items']} real PRMBench items ({b['steps']} steps; the first of each classification), a qwen-layout "
+            f"checkpoint of the `{b['dims']}` shape, max length {b['max_length']} both sides; items per second, medians "
+            "of alternating runs. The harness: ssmisya/PRMBench's `QwenPRM` (inputs per item, file order, batches of "
+            f"{b['harness_batch']} padded with a mask, `make_step_rewards`).", "",
+            "| prmlab | the harness's procedure | ratio | max abs diff (items compared) |", "|---|---|---|---|",
+            f"| {b['prmlab_items_per_s']:.1f} | {b['harness_items_per_s']:.1f} | {b['speedup']:.2f}x | "
+            f"{b['max_abs_diff']:.1e} ({b['compared_items']}){peak} |", ""]
+
+
 def mc_search(runs: list[dict]) -> list[str]:
     """Each MC search against exhaustive MC on the same draws (bench_mc_search.py), one table per completer
     temperature; issue #50's target is <= 0.3 of exhaustive's rollouts at >= 0.95 first-error agreement."""
@@ -473,6 +487,8 @@ def page() -> str:
         md.append("")
     for b in filter(None, map(_load, ("layouts_cpu.json", "layouts_vllm_cpu.json", "layouts_gpu.json"))):
         md += layouts(b)
+    for b in filter(None, map(_load, ("prmbench_cpu.json", "prmbench_gpu.json"))):
+        md += prmbench_speed(b)
     if b := _load("train.json"):
         md += train_throughput(b)
     return "\n".join(md) + "\n"
