@@ -36,6 +36,7 @@ Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-pr
 from __future__ import annotations
 
 import json
+import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -55,6 +56,7 @@ from prmlab.prm import (
     encode,
 )
 from prmlab.prompts import policy_messages
+from prmlab.runtime import has_gpu, shutdown_vllm
 from prmlab.tracking import Progress
 
 LAYOUTS = ("qwen", "math_shepherd", "rlhflow", "skywork", "orm", "trl", "eurus")
@@ -727,15 +729,11 @@ class VLLMTokenScorer(Scorer):
 
     def __init__(self, spec: PRMSpec, max_length: int = 4096, dtype: str = "float32", kv_cache_gib: int = 2,
                  seed: int = 0, tensor_parallel_size: int = 1, gpu_memory_utilization: float = 0.9):
-        import os
-
         os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", str(kv_cache_gib))
         os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")
         from transformers import AutoTokenizer
         from vllm import LLM
         from vllm.config import PoolerConfig
-
-        from prmlab.runtime import has_gpu
 
         self.layout = spec.layout or detect_layout(spec.model)
         self.tok = AutoTokenizer.from_pretrained(spec.model)
@@ -769,8 +767,6 @@ class VLLMTokenScorer(Scorer):
         return res
 
     def close(self) -> None:
-        from prmlab.runtime import shutdown_vllm
-
         shutdown_vllm(getattr(self, "llm", None))
         self.llm = None
 
