@@ -151,7 +151,9 @@ PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processb
                "metrics.`eval.bon_product`", "metrics.`eval.bon_min`", "metrics.`eval.bon_last`",
                "metrics.`eval.min_on_final_step_pct`", "params.`source`", "params.`train_prm.steps`",
                "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
-STUDY_COLUMNS = PRM_COLUMNS[:4] + ["metrics.`consensus_kept_share`", "metrics.`examples`", "metrics.`seconds`",
+# The study view leads with the label stage's figure: MLflow renders only the columns in view (at 1,500 px with its
+# assistant panel open, about four metric columns), and the PRMs' own figures lead the prms view.
+STUDY_COLUMNS = ["metrics.`consensus_kept_share`"] + PRM_COLUMNS[:4] + ["metrics.`examples`", "metrics.`seconds`",
                                    "params.`source`", "params.`sample.n`", "params.`label_mc.k`", "params.`train_prm.steps`"]
 # The study view lists every run; MLflow folds a flow's stage runs under its `pipeline` run (a row to unfold,
 # whatever the filter: neither a filter nor the shared state's `runsExpanded` unfolded them in 3.17).
