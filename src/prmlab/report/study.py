@@ -2,7 +2,8 @@
 the figures, and the findings table that sets each of the paper's claims beside its number and ours.
 
     m = load_metrics(Path("metrics"), "toy", sources)   # every metrics file the report reads, once
-    md = build(m, Page(Path("reports/figures"), run), findings_records(m, pb_scores, bon_scores))
+    recs, iv = evidence(m, pb_scores, bon_scores)      # the findings and the intervals, from the per-item scores
+    md = build(m, Page(Path("reports/figures"), run), recs, iv=iv)
 
 One function per section returns its Markdown lines (`build` lists them in order); every figure goes
 through `Page.figure` (the PNG, logged to the MLflow run, its image line). Beside the report: the
@@ -108,26 +109,22 @@ def _auc(res: dict, held: list[str]):
     return f3(sum(vals) / len(vals) if vals else None)
 
 
-def findings_records(m: dict, pb_scores: Path | None, bon_scores: Path | None, n_boot: int = N_BOOT) -> list[dict]:
-    """The findings (prmlab.findings) from the eval stages' per-item scores; none without them."""
+def evidence(m: dict, pb_scores: Path | None, bon_scores: Path | None,
+             n_boot: int = N_BOOT) -> tuple[list[dict], dict[str, dict]]:
+    """From the eval stages' per-item scores (each file read once, one `Findings` over them): the findings
+    (prmlab.findings) and the 95% intervals over problems behind the leaderboard and the ranked figures (issue #56:
+    no estimate without one): `processbench`, each model's held-out F1 and error/correct-sample accuracy
+    (findings.pb_intervals, keyed as eval_processbench's models), and `min_on_final_step`, each PRM's share [point,
+    lo, hi]. ([], {}) without the scores."""
     pbm = m["eval_processbench"]
     if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
-        return []
-    pb_rows = [r for r in read_jsonl(pb_scores) if "step_scores" in r]
-    return Findings(pb_rows, list(pbm["items"]), m["tune"], read_jsonl(bon_scores), m["consensus"], n_boot=n_boot).records()
-
-
-def intervals(m: dict, pb_scores: Path | None, bon_scores: Path | None, n_boot: int = N_BOOT) -> dict[str, dict]:
-    """The 95% intervals over problems behind the leaderboard and the ranked figures (issue #56: no estimate without
-    one): `processbench`, each model's held-out F1 and error/correct-sample accuracy (findings.pb_intervals, keyed as
-    eval_processbench's models), and `min_on_final_step`, each PRM's share [point, lo, hi]. Empty without the scores."""
-    pbm = m["eval_processbench"]
-    if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
-        return {}
-    rows = read_jsonl(pb_scores)
-    f = Findings([], [], None, read_jsonl(bon_scores), m["consensus"], n_boot=n_boot)
-    return {"processbench": pb_intervals(rows, m["held"] or list(pbm["items"]), n_boot),
-            "min_on_final_step": {prm: list(f.min_on_last_interval(prm)) for prm in f.prms}}
+        return [], {}
+    pb_rows = read_jsonl(pb_scores)
+    f = Findings([r for r in pb_rows if "step_scores" in r], list(pbm["items"]), m["tune"], read_jsonl(bon_scores),
+                 m["consensus"], n_boot=n_boot)
+    iv = {"processbench": pb_intervals(pb_rows, m["held"] or list(pbm["items"]), n_boot),
+          "min_on_final_step": {prm: list(f.min_on_last_interval(prm)) for prm in f.prms}}
+    return f.records(), iv
 
 
 # What a row of the leaderboard and the ranked figures is (issue #56): a PRM trained on one of the study's label
@@ -441,8 +438,8 @@ def min_position(m: dict, page: Page, iv: dict | None = None) -> list[str]:
                   v.get("tie_share", "-")] for k, v in prms.items()]), ""]
     if prms:
         ci_ = (iv or {}).get("min_on_final_step", {})
-        rows = [{"name": k, "value": v["min_on_last_step_all"], "lo": (ci_.get(k) or [None] * 3)[1],
-                 "hi": (ci_.get(k) or [None] * 3)[2], "kind": kind_of(k)} for k, v in prms.items()]
+        rows = [{"name": k, "value": v["min_on_last_step_all"], **dict(zip(("lo", "hi"), (ci_.get(k) or [None] * 3)[1:])),
+                 "kind": kind_of(k)} for k, v in prms.items()]
         md += [page.figure(plots.min_position_bars(rows),
                            "min_position.png", "min position"), "",
                page.figure(plots.min_position_hist({k: v["relative_position_hist"] for k, v in prms.items()}),
@@ -601,6 +598,12 @@ def to_html(md: str) -> str:
 
 # ------------------------------------------------------------------------------------ beside the report
 
+def headline_key(model: str) -> str:
+    """A ProcessBench model's key in the headline and the plots: PRMs by label source, the judge evaluated as a critic
+    apart from the PRM trained on its labels (prm/judge -> judge, critic/judge -> critic_judge)."""
+    return model[4:] if model.startswith("prm/") else model.replace("critic/", "critic_")
+
+
 def headline(m: dict, board: list[dict] | None = None) -> dict:
     """The numbers a reader wants first, from the metrics files: reports/headline.json, which `prmlab
     metrics` prints a line each (the detailed files stay as they are; reports/metrics.json is DVC's); `board`: the
@@ -617,10 +620,8 @@ def headline(m: dict, board: list[dict] | None = None) -> dict:
     if cons.get("audit"):
         h["label_first_error_accuracy"] = {s: _r1(100 * a["first_error_accuracy"]) for s, a in cons["audit"].items()}
     if models := m["eval_processbench"].get("models"):
-        # PRMs by label source; the judge evaluated as a critic apart from the PRM trained on its labels.
-        key = lambda name: name[4:] if name.startswith("prm/") else name.replace("critic/", "critic_")  # noqa: E731
-        h["processbench_f1"] = {key(name): _r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
-        auc = {key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
+        h["processbench_f1"] = {headline_key(name): _r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
+        auc = {headline_key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
         if auc:  # a PRM's threshold-free step AUC (0-1; issue #19's target for the oracle PRM: >= 0.8)
             h["processbench_step_auc"] = {k: None if v is None else round(v, 3) for k, v in auc.items()}
     if res := m["eval_bon"].get("results"):
@@ -732,7 +733,7 @@ def plot_tables(m: dict, h: dict, iv: dict | None = None) -> dict[str, list[dict
     bon = {k: v for k, v in h.get("best_of_n", {}).items() if k != "n"}
     n_problems = m["eval_bon"].get("problems", 0)
     pb_iv, mol_iv = (iv or {}).get("processbench", {}), (iv or {}).get("min_on_final_step", {})
-    pb_key = {(k[4:] if k.startswith("prm/") else k.replace("critic/", "critic_")): k for k in pb_iv}  # as the headline keys them
+    pb_key = {headline_key(k): k for k in pb_iv}  # eval_processbench's model by its headline key
 
     def rows(d: dict | None, key: str, val: str, bounds, kind=kind_of) -> list[dict]:
         """{key: name, val: value, lo, hi, kind} a row per named value, highest first; `bounds(name, value)`: (lo, hi)."""
@@ -893,8 +894,8 @@ def prepare_report(a, cfg: dict) -> dict:
     m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
     seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
-    return {"metrics": m, "findings": findings_records(m, Path(a.pb_scores), Path(a.bon_scores)), "example": example,
-            "intervals": intervals(m, Path(a.pb_scores), Path(a.bon_scores)),
+    recs, iv = evidence(m, Path(a.pb_scores), Path(a.bon_scores))
+    return {"metrics": m, "findings": recs, "example": example, "intervals": iv,
             "seeds": seeds, "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
 
 
