@@ -45,18 +45,20 @@ prefect-ui: setup
 	  PREFECT_UI_API_URL=http://127.0.0.1:$(PREFECT_PORT)/api \
 	  $(BIN)/prefect server start --host 127.0.0.1 --port $(PREFECT_PORT)
 
-# The toy study over $(SEEDS) seeds as DVC experiments ($(JOBS) at once), then reports/seeds.md with intervals across seeds.
+# The pinned study's confirmation seeds 1..$(SEEDS) (reports/protocol.md; each in a clone of the pinned commit, $(JOBS) at
+# once), then reports/seeds.md with intervals across seeds. Pin first: python -m flows.seeds --pin REV
 study-seeds: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.seeds --seeds $(SEEDS) --jobs $(JOBS)
 
-# issue #54's MC dose-response: MC's completer temperature against its label accuracy and the judge - MC F1 gap
+# The MC dose-response: MC's completer temperature (five points, the study's 1.3 among them) against its label accuracy
+# and the judge - MC F1 gap
 DOSE_SEEDS ?= 3
 mc-dose: setup
 	test -d .git || git init -q
 	test -d .dvc || $(BIN)/dvc init -q
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.sweep label_mc.temperature 0.7 1.0 1.3 --seeds $(DOSE_SEEDS) --jobs $(JOBS)
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.sweep label_mc.temperature 0.7 0.9 1.1 1.3 1.5 --seeds $(DOSE_SEEDS) --jobs $(JOBS)
 
 # A real headless browser for the dashboard tests: Debian's Chromium (Playwright drives it; no browser download).
 browser:

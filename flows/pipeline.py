@@ -29,17 +29,17 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task  # flows/__init__.py set Prefect's environment first
 
 from flows import venv_env, venv_tool
-from prmlab.params import PROFILE_ONLY, STAGES, ProfileConfig, load_params, read_params
+from prmlab.params import STAGES, ProfileConfig, load_params, read_params
 from prmlab.report.seeds import glance, glance_lines
 
 
 def profile_stages(project_dir: str | Path = ".") -> list[str]:
     """The stage groups the project's params.yaml profile has, in order."""
     path = Path(project_dir) / "params.yaml"
-    name = load_params("profile", ProfileConfig, path).name
+    profile = load_params("profile", ProfileConfig, path)
     human = bool(read_params(path).get("human_labels"))
     # human_data exists only where params human_labels names a file
-    return [s for s in STAGES if PROFILE_ONLY.get(s, name) == name and (s != "human_data" or human)]
+    return [s for s in STAGES if profile.has(s) and (s != "human_data" or human)]
 
 
 class StageInputError(RuntimeError):

@@ -1,29 +1,26 @@
-"""The study over several seeds, as DVC experiments, and the aggregate with intervals.
+"""The study's confirmation seeds, each run from the pinned study's own commit, and their aggregate.
 
-    python -m flows.seeds --seeds 6          # make study-seeds: seeds 0..5
-    python -m flows.seeds --seeds 6 --jobs 3 # three seeds' experiments at once (a machine with the cores)
+    python -m flows.seeds --protocol          # write reports/protocol.md (commit it before pinning)
+    python -m flows.seeds --pin HEAD          # pin the study: reports/study.json names the commit the seeds run from
+    python -m flows.seeds --seeds 6           # make study-seeds: confirmation seeds 1..6, one after another
+    python -m flows.seeds --seeds 6 --only 2  # one seed now (a CPU seed takes about an hour), aggregate once all exist
     python -m flows.seeds --seeds 6 --aggregate-only   # just re-read the seeds' files and rewrite the aggregate
-    python -m flows.seeds --seeds 6 --aggregate-only --study 037c879d3b67   # an older study's filed seeds, likewise
-    python -m flows.seeds --seeds 6 --only 1           # one seed now (a CPU study is ~2 h), aggregate once all exist
+    python -m flows.seeds --seeds 6 --aggregate-only --study 037c879d3b67   # an older study's filed seeds
     python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (scripts/seeds_plain.py)
 
-Seed k shifts every seed in params by k (the world's `toy.seed`, sampling, MC, judge, PRM training,
-the toy ProcessBench; prmlab.params.SEED_KEYS), so seed 0 is the committed study itself (its
-reports/findings.json, nothing runs) and each other seed draws new problems, new samples and new training. The
-toy models (bootstrap@toy, committed; `toy_models.seed`) are the same in every seed, as a real study's policy
-and judge are: the interval covers what the study itself draws. Each other seed is one DVC experiment
-(`dvc exp run --queue -n seed-<k> -S ...`), and one Prefect task runs the queue (`dvc exp run --run-all
---jobs N`): each experiment in its own temporary copy of the repo, so N seeds run at once (`--jobs`, default
-1: one study takes every core of a 2-core machine) and the workspace is left as it was.
-Each seed's findings are kept in reports/seeds/seed-<k>.json (committed: a seed run in one session
-counts in the next, whatever happened to the experiment's git ref) with the study they belong to
-(`study_id`: the code, graph, params and toy models of the commit they ran from), so a seed of an older
-study is never mixed into this one's aggregate. Where DVC is not (a lent GPU machine), scripts/seeds_plain.py
-runs seeds without it and `--record` files each one's findings. `prmlab.findings.aggregate_seeds` combines the seeds of the committed study:
-mean, 95% t-interval across seeds, the mean within-seed bootstrap interval, and a verdict decided
-by the across-seed interval; while some are missing, reports/seeds.md says which, and what to run.
-Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json (the commit whose study
-they cover, wall time included).
+The rules are reports/protocol.md's (prmlab.protocol, prmlab.findings.FINDINGS): seed 0 is the development seed (the
+committed study, on which two knobs were tuned), shown beside the verdicts and never counted; seeds 1..N decide.
+Seed k runs in its own clone of the repository at the pinned commit (runs/seeds/<study>/seed-<k>), with every seed
+key shifted by k and only what the protocol needs (prmlab.protocol.seed_params: no ceiling, no human-label arms), by
+`dvc repro` there: so an edit made at HEAD after the pin neither invalidates a finished seed nor mixes into one, and a
+killed seed resumes from its finished stages (DVC's lock in its clone). The toy models are the committed ones.
+Each seed's findings are kept in reports/seeds/seed-<k>.json (committed) with the study they belong to (`study_id`:
+the code, graph, params and toy models of the pinned commit), so a seed of an older study is never mixed into this
+one's aggregate. Where DVC is not (a lent GPU machine), scripts/seeds_plain.py runs seeds without it and `--record`
+files each one's findings. `prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the
+mean within-seed bootstrap interval, and a verdict decided by the across-seed interval; while some are missing,
+reports/seeds.md says which, and what to run.
+Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json, reports/protocol.md, reports/study.json.
 """
 
 from __future__ import annotations
@@ -32,12 +29,13 @@ import argparse
 import json
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
 
 from flows import venv_env, venv_tool
-from prmlab import plots
+from prmlab import plots, protocol
 from prmlab.io import atomic_write_text, write_json
 from prmlab.params import shift_seeds
 from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows, pending_page
@@ -74,10 +72,9 @@ def run_queue(points: dict[str, list[str]], project_dir: str, jobs: int) -> None
         raise RuntimeError(f"dvc exp run {', '.join(failed)} failed (exit {proc.returncode}):\n{logs or proc.stderr[-3000:]}")
 
 
-@task(task_run_name="dvc exp run --run-all: seeds {ks}")
-def run_seeds(ks: list[int], project_dir: str, params: dict, jobs: int) -> None:
-    """Seeds `ks` as DVC experiments `seed-<k>`, `jobs` at a time."""
-    run_queue({f"seed-{k}": seed_overrides(params, k) for k in ks}, project_dir, jobs)
+@task(task_run_name="seed {k}: dvc repro in a clone of the pinned study")
+def seed_task(project_dir: str, k: int, pin_rec: dict) -> str:
+    return str(run_pinned_seed(project_dir, k, pin_rec))
 
 
 def experiments(project_dir: str) -> dict[str, str]:
@@ -103,6 +100,47 @@ def study_id(project_dir: str, rev: str = "HEAD") -> str:
     import hashlib
 
     return hashlib.md5(git(project_dir, "ls-tree", rev, "--", *STUDY_INPUTS).encode()).hexdigest()[:12]
+
+
+def pinned(project_dir: str | Path) -> dict | None:
+    """reports/study.json: {"commit", "study"} of the pinned study, None before a pin."""
+    f = Path(project_dir) / protocol.PIN
+    return json.loads(f.read_text()) if f.exists() else None
+
+
+def pin(project_dir: str, rev: str) -> dict:
+    """Pin the study at commit `rev`: it must hold reports/protocol.md as prmlab.protocol renders it there (the
+    protocol precedes every seed that runs from it)."""
+    commit = git(project_dir, "rev-parse", "--short", f"{rev}^{{commit}}").strip()
+    page = subprocess.run(["git", "show", f"{commit}:{protocol.PAGE}"], cwd=project_dir, capture_output=True, text=True)
+    if page.returncode != 0:
+        raise RuntimeError(f"commit {commit} has no {protocol.PAGE}: write it (--protocol) and commit it first")
+    rec = {"commit": commit, "study": study_id(project_dir, commit)}
+    write_json(Path(project_dir) / protocol.PIN, rec)
+    return rec
+
+
+def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
+    """Confirmation seed k of the pinned study: `dvc repro` in a clone at the pinned commit with the protocol's seed
+    params (prmlab.protocol.seed_params), then its findings filed (`write_seed`). Resumes a killed run."""
+    import yaml
+
+    root = Path(project_dir).resolve()
+    d = root / "runs" / "seeds" / pin_rec["study"] / f"seed-{k}"
+    if not (d / ".git").exists():
+        d.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "clone", "-q", "--no-checkout", str(root), str(d)], check=True)
+        subprocess.run(["git", "checkout", "-q", pin_rec["commit"]], cwd=d, check=True)
+    params = yaml.safe_load(git(d, "show", f"{pin_rec['commit']}:params.yaml"))
+    (d / "params.yaml").write_text(yaml.safe_dump(protocol.apply(params, protocol.seed_params(params, k)), sort_keys=False))
+    t0 = time.monotonic()
+    proc = subprocess.run([venv_tool("dvc"), "repro"], cwd=d, capture_output=True, text=True, env=venv_env())
+    if proc.returncode != 0:
+        raise RuntimeError(f"seed {k}: dvc repro in {d} failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    head = d / "reports" / "headline.json"
+    return write_seed(project_dir, k, pin_rec["commit"], json.loads((d / "reports" / "findings.json").read_text()),
+                      f"dvc repro in a clone of {pin_rec['commit']} ({(time.monotonic() - t0) / 60:.1f} min)",
+                      json.loads(head.read_text()) if head.exists() else None)
 
 
 def save_seed(project_dir: str, k: int) -> Path:
@@ -162,9 +200,9 @@ def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, 
 def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dict[str, dict], dict[str, str]]:
     """The committed study's seeds from reports/seeds/ (or those filed under `study`, an older study's id): {seed-k:
     its file (`write_seed`)}, and {seed-k: why it does not count} for each missing seed or one of another study."""
-    wanted = study or study_id(project_dir)
+    wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
     recs, missing = {}, {}
-    for k in range(seeds):
+    for k in (range(seeds) if study else range(1, seeds + 1)):  # an older study's seeds counted 0; this one's 1..N
         name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
         if not f.exists():
             missing[name] = "not run"
@@ -185,8 +223,15 @@ def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: 
     atomic_write_text(root / "reports" / "seeds.md", md)
 
 
-def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None) -> list[dict]:
-    agg, record, md = aggregate_page(recs, seconds)
+def development_seed(project_dir: str, study: str | None = None) -> dict | None:
+    """The development seed's file (seed 0) where it belongs to the study aggregated, else None."""
+    f = Path(project_dir) / SEED_DIR / f"seed-{protocol.DEVELOPMENT_SEED}.json"
+    wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
+    return rec if f.exists() and (rec := json.loads(f.read_text()))["study"] == wanted else None
+
+
+def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None, dev: dict | None = None) -> list[dict]:
+    agg, record, md = aggregate_page(recs, seconds, dev)
     # the across-seed forest plot the page shows, and its rows for `dvc plots show` (dvc.yaml's plots)
     reports = Path(project_dir) / "reports"
     fig = plots.findings_intervals(agg)
@@ -201,11 +246,9 @@ def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | No
 @flow(name="prmlab-seeds", log_prints=True)
 def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = False,
                 only: list[int] | None = None, jobs: int = 1, study: str | None = None) -> list[dict]:
-    """Run seeds 0..seeds-1 of HEAD's study (or `only` some), then aggregate them; `study`: aggregate, without running
-    anything, the seeds filed under that older study's id (its files stay in reports/seeds/ when HEAD's study moves
-    on, and a change to the pages, e.g. issue #54's sensitivity block, is regenerated from them)."""
-    import yaml
-
+    """Run confirmation seeds 1..seeds of the pinned study (or `only` some; 0 files HEAD's committed study as the
+    development seed), then aggregate them; `study`: aggregate, without running anything, the seeds filed under that
+    older study's id (its files stay in reports/seeds/ when the study moves on)."""
     if seeds < 2:
         raise ValueError("--seeds must be >= 2: an interval across seeds needs two")
     if study is not None:
@@ -213,15 +256,16 @@ def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = F
         if missing:  # nothing can run for an older study: say which files are not its, write nothing
             raise RuntimeError(f"study {study} lacks " + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())))
         return write_aggregate(project_dir, recs, None)
-    # The committed params, not the workspace's: an experiment run or applied there (`dvc exp run`, `dvc exp apply`)
-    # leaves its seed's values, and seeds shifted from those would repeat that seed under another name.
-    params = yaml.safe_load(git(project_dir, "show", "HEAD:params.yaml"))
     t0 = time.monotonic()
-    ks = only if only is not None else [] if aggregate_only else list(range(seeds))
-    if [k for k in ks if k > 0]:  # seed 0 is the committed study: its findings are read, nothing runs
-        run_seeds([k for k in ks if k > 0], project_dir, params, jobs)
-    for k in ks:
-        save_seed(project_dir, k)
+    ks = only if only is not None else [] if aggregate_only else list(range(1, seeds + 1))
+    pin_rec = pinned(project_dir)
+    if ks and pin_rec is None:
+        raise RuntimeError(f"no pinned study ({protocol.PIN}): write and commit the protocol (--protocol), then --pin REV")
+    if 0 in ks and study_id(project_dir) != pin_rec["study"]:
+        raise RuntimeError(f"HEAD's committed study is not the pinned one ({pin_rec['commit']}): the development seed is "
+                           "filed from a commit of the pinned study")
+    with ThreadPoolExecutor(max(1, jobs)) as pool:  # each seed in its own clone: `jobs` at once
+        list(pool.map(lambda k: save_seed(project_dir, 0) if k == 0 else seed_task(project_dir, k, pin_rec), ks))
     seconds = None if aggregate_only or only is not None else time.monotonic() - t0
     recs, missing = collect(project_dir, seeds)
     if missing:
@@ -229,37 +273,61 @@ def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = F
         print(f"seeds {', '.join(sorted(recs)) or 'none'} of this study have run; the aggregate waits for "
               + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + f" (python -m flows.seeds --seeds {seeds} --only K)")
         return []
-    return write_aggregate(project_dir, recs, seconds)
+    return write_aggregate(project_dir, recs, seconds, development_seed(project_dir))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--project-dir", default=".")
-    ap.add_argument("--seeds", type=int, default=6, help="seeds 0..N-1 (make study-seeds' SEEDS)")
+    ap.add_argument("--seeds", type=int, default=len(protocol.CONFIRMATION_SEEDS),
+                    help="confirmation seeds 1..N decide (make study-seeds' SEEDS); seed 0, the development seed, never")
+    ap.add_argument("--protocol", action="store_true", help="write reports/protocol.md (prmlab.protocol) and stop")
+    ap.add_argument("--pin", metavar="REV", help="pin the study the seeds run from at commit REV (it must hold "
+                    "reports/protocol.md): writes reports/study.json, and stops")
     ap.add_argument("--aggregate-only", action="store_true")
-    ap.add_argument("--only", type=int, nargs="+", help="run just these seeds; aggregate when seeds 0..N-1 all exist")
-    ap.add_argument("--jobs", type=int, default=1, help="seeds' experiments at once (each takes every core it sees)")
+    ap.add_argument("--only", type=int, nargs="+", help="run just these seeds (0: file HEAD's committed study as the "
+                    "development seed); aggregate when seeds 1..N all exist")
+    ap.add_argument("--jobs", type=int, default=1, help="seeds at once, each in its own clone (each takes every core it sees)")
     ap.add_argument("--record", type=int, metavar="K", help="record seed K run elsewhere (scripts/seeds_plain.py), then aggregate")
     ap.add_argument("--findings", help="with --record: that run's reports/findings.json")
-    ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold HEAD's study)")
+    ap.add_argument("--commit", help="with --record: the commit it ran from (it must hold the pinned study)")
     ap.add_argument("--ran-on", default="another machine", help="with --record: where and how it ran, kept in the seed's file")
     ap.add_argument("--headline", help="with --record: that run's reports/headline.json (default: beside --findings, if there)")
     ap.add_argument("--study", metavar="ID", help="with --aggregate-only: aggregate the seed files of this study id (an "
                     "older study's, e.g. the exploratory six-seed study 037c879d3b67) instead of HEAD's")
     a = ap.parse_args()
+    if a.protocol:
+        atomic_write_text(Path(a.project_dir) / protocol.PAGE, protocol.render(Path(a.project_dir)))
+        print(f"wrote {protocol.PAGE}: commit it before pinning the study (--pin REV)")
+        return
+    if a.pin is not None:
+        try:
+            rec = pin(a.project_dir, a.pin)
+        except (RuntimeError, subprocess.CalledProcessError) as e:
+            ap.exit(2, f"error: --pin {a.pin}: {getattr(e, 'stderr', None) or e}\n")
+        print(f"pinned study {rec['study']} at commit {rec['commit']} -> {protocol.PIN} (commit it)")
+        return
+    if a.seeds < 2:
+        ap.error(f"--seeds {a.seeds}: an interval across seeds needs two or more")
+    if a.only and (bad := [k for k in a.only if not 0 <= k <= a.seeds]):
+        ap.error(f"--only {bad}: seeds are 0 (the development seed) or 1..{a.seeds}")
     if a.study is not None and not (a.aggregate_only and a.record is None and a.only is None):
         ap.error("--study ID only aggregates filed seeds: use it with --aggregate-only (no --only, no --record)")
     if a.study is not None and (missing := collect(a.project_dir, a.seeds, a.study)[1]):  # before Prefect starts
         ap.exit(2, f"error: study {a.study} lacks " + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())) + "\n")
     if a.record is not None:
-        if not (a.findings and a.commit) or not 1 <= a.record < a.seeds:
-            ap.error(f"--record K (1 <= K < --seeds {a.seeds}) needs --findings and --commit")
+        if not (a.findings and a.commit) or not 1 <= a.record <= a.seeds:
+            ap.error(f"--record K (1 <= K <= --seeds {a.seeds}) needs --findings and --commit")
+        if not Path(a.findings).is_file():
+            ap.error(f"--findings {a.findings}: no such file")
         try:
             commit = git(a.project_dir, "rev-parse", "--short", f"{a.commit}^{{commit}}").strip()
         except subprocess.CalledProcessError:
             ap.error(f"--commit {a.commit}: no such commit")
-        if study_id(a.project_dir, commit) != study_id(a.project_dir):
-            ap.error(f"--commit {commit} holds another study than HEAD (src, stages, dvc.yaml, params.yaml or models differ)")
+        wanted = p["study"] if (p := pinned(a.project_dir)) else study_id(a.project_dir)
+        if study_id(a.project_dir, commit) != wanted:
+            ap.error(f"--commit {commit} holds another study than the pinned one (src, stages, dvc.yaml, params.yaml or "
+                     "models differ)")
         headline = Path(a.headline or Path(a.findings).with_name("headline.json"))
         if a.headline and not headline.exists():
             ap.error(f"--headline {headline}: no such file")

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from prmlab.findings import Findings, pb_f1, pb_intervals, pick
+from prmlab.findings import NOT_TESTABLE, Findings, pb_f1, pb_intervals, pick
 from prmlab.metrics import first_below
 from prmlab.stats import (
     INCONCLUSIVE,
@@ -46,13 +46,20 @@ def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
     assert decide("consensus", both) == REPRODUCED
     assert decide("consensus", {**both, "f1_consensus_minus_judge": (-4.0, 2.5)}) == INCONCLUSIVE
     assert decide("consensus", {**both, "f1_consensus_minus_mc": (-3.0, -1.0)}) == NOT_REPRODUCED
-    # a finding with alternative references: the first listed decides, the others sit beside it
+    # a finding with alternative references: the judge's decides (reports/protocol.md), the others sit beside it,
+    # whatever their order
     alt = {"bon_residual_mc_hard_minus_human": (0.5, 3.0), "bon_residual_mc_hard_minus_judge": (-3.0, -1.0)}
-    assert decide("rankings", alt) == REPRODUCED
+    assert decide("rankings", alt) == NOT_REPRODUCED
     assert decide("rankings", dict(reversed(alt.items()))) == NOT_REPRODUCED
+    assert decide("rankings", {"bon_residual_mc_hard_minus_human": (0.5, 3.0)}) == REPRODUCED  # no judge: the first listed
     assert decide("hard_soft", {"f1_hard_minus_soft": (0.5, 2.5)}) == REPRODUCED  # equal within the margin
     assert decide("inflation", {"inflation_excess_judge": (-9.0, -1.0), "inflation_excess_mc_hard": (1.0, 9.0)}) == REPRODUCED
-    assert decide("mc_judge_human", {"a": (1.0, 2.0), "b": (-1.0, 2.0)}) == INCONCLUSIVE  # every part must hold
+    assert decide("mc_judge", {"a": (1.0, 2.0), "b": (-1.0, 2.0)}) == INCONCLUSIVE  # every part must hold
+    # the toy's human labels decide nothing: human > judge is not testable in this world; PRM800K decides it
+    assert decide("judge_human", {"f1_human_minus_judge": (1.0, 2.0)}) == NOT_TESTABLE
+    assert decide("judge_human", {"f1_prm800k_minus_judge": (1.0, 2.0), "f1_human_minus_judge": (-5.0, -1.0)}) == REPRODUCED
+    # Fig. 3-4 after filtering: hard (consensus) above soft (consensus_soft) on the same responses
+    assert decide("hard_soft_filtered", {"f1_consensus_minus_consensus_soft": (-4.0, -1.0)}) == NOT_REPRODUCED
     assert decide("min_on_last", {}) == INCONCLUSIVE  # not measured
 
 
@@ -62,8 +69,10 @@ def test_a_finding_is_one_entry_its_estimates_read_by_name():
     from prmlab.findings import FINDINGS, WINDOW, estimate
 
     assert len({f.id for f in FINDINGS}) == len(FINDINGS) and all(f.paper and f.estimates for f in FINDINGS)
-    e = estimate("f1_oracle_minus_judge")
-    assert (e.label, e.unit, e.effect) == ("F1: oracle - judge", "F1 points", 10.0)
+    e = estimate("bon_residual_mc_hard_minus_human_onpolicy")  # a "{}" pattern filled with the PRM it compares
+    assert (e.label, e.unit, e.effect) == ("BoN residual: mc hard - human onpolicy", "Best-of-N points", None)
+    e = estimate("f1_prm800k_minus_judge")
+    assert (e.label, e.unit, e.effect) == ("F1: prm800k - judge", "F1 points", 10.0)
     assert estimate("inflation_excess_oracle_ceiling").label == "excess over random: oracle ceiling"
     kept = estimate("kept_share")
     assert kept.rule == WINDOW and (kept.center - kept.margin, kept.center + kept.margin) == (25, 55)
@@ -203,7 +212,7 @@ def test_findings_rows_quote_the_paper_and_can_fail():
     rows += [dict(r, model="prm/judge") for r in rows if r["model"] == "prm/bad"]
     f = Findings(rows, ["tune", "test"], "tune", [], {"responses": 100, "agree": 40}, n_boot=200)
     table = {r["claim"][:30]: r for r in f.records()}
-    first = table["PRMs trained on MC labels are "]
+    first = table["PRMs trained on the judge's la"]
     assert "40.1 < LLM-as-a-judge 46.5" in first["paper"] and "Table 4" in first["paper"]
     assert first["verdict"] == NOT_REPRODUCED  # here judge (bad) is far below mc_hard (good)
     keep = next(r for r in f.records() if r["id"] == "consensus")
@@ -220,27 +229,28 @@ def test_aggregate_over_seeds_by_hand():
                               for k, (_, a, b) in est.items()}}
 
     per_seed = {  # three seeds; the judge-minus-MC F1 difference is 4, 6, 8 (mean 6, sd 2)
-        "seed-0": [rec("mc_judge_human", "reproduced", {"f1_judge_minus_mc": [4.0, 1.0, 7.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
+        "seed-0": [rec("mc_judge", "reproduced", {"f1_judge_minus_mc": [4.0, 1.0, 7.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
                    rec("hard_soft", "reproduced", {"f1_hard_minus_soft": [0.5, -1.0, 2.0]})],
-        "seed-1": [rec("mc_judge_human", "inconclusive", {"f1_judge_minus_mc": [6.0, -1.0, 9.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
+        "seed-1": [rec("mc_judge", "inconclusive", {"f1_judge_minus_mc": [6.0, -1.0, 9.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]}),
                    rec("hard_soft", "reproduced", {"f1_hard_minus_soft": [-0.5, -2.0, 1.0]})],
-        "seed-2": [rec("mc_judge_human", "reproduced", {"f1_judge_minus_mc": [8.0, 5.0, 11.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]})],
+        "seed-2": [rec("mc_judge", "reproduced", {"f1_judge_minus_mc": [8.0, 5.0, 11.0], "f1_oracle_minus_judge": [10.0, 8.0, 12.0]})],
     }
     agg = {f["id"]: f for f in aggregate_seeds(per_seed)}
-    e = agg["mc_judge_human"]["estimates"]["f1_judge_minus_mc"]
+    e = agg["mc_judge"]["estimates"]["f1_judge_minus_mc"]
     half = 4.303 * 2.0 / 3 ** 0.5  # t(2 df) x sd / sqrt(3)
     assert e["mean"] == 6.0 and abs(e["lo"] - (6 - half)) < 1e-9 and abs(e["hi"] - (6 + half)) < 1e-9
     assert abs(e["half_width"] - half) < 1e-9
     assert (e["within_seed_lo"], e["within_seed_hi"]) == (5 / 3, 9.0)
-    assert e["paper_effect"] == 6.4 and agg["hard_soft"]["estimates"]["f1_hard_minus_soft"]["paper_effect"] is None
+    # the effect an interval must resolve is today's declaration's (a tie's: its margin), never a record's copy
+    assert e["paper_effect"] == 6.4 and agg["hard_soft"]["estimates"]["f1_hard_minus_soft"]["paper_effect"] == 3.0
     # 6 - 4.97 = 1.03 > 0, and the oracle difference has zero spread: both parts hold across seeds
-    assert agg["mc_judge_human"]["verdict"] == "reproduced"
-    assert agg["mc_judge_human"]["per_seed_verdicts"] == ["reproduced", "inconclusive", "reproduced"]
+    assert agg["mc_judge"]["verdict"] == "reproduced"
+    assert agg["mc_judge"]["per_seed_verdicts"] == ["reproduced", "inconclusive", "reproduced"]
     assert agg["hard_soft"]["seeds"] == 2 and agg["hard_soft"]["verdict"] == "inconclusive"  # missing from seed-2
-    assert agg["mc_judge_human"]["holds_on_every_seed"] is False  # seed-1 was inconclusive
+    assert agg["mc_judge"]["holds_on_every_seed"] is False  # seed-1 was inconclusive
     # Three seeds that agree exactly (10, 10, 10) do not make a zero-width interval: each seed's own bootstrap
     # half-width is 2, so the floor is sd 2 / 1.96 per seed: 4.303 x 1.0204 / sqrt(3) = 2.535 around 10.
-    o = agg["mc_judge_human"]["estimates"]["f1_oracle_minus_judge"]
+    o = agg["mc_judge"]["estimates"]["f1_oracle_minus_judge"]
     assert abs(o["hi"] - 10 - 4.303 * (2 / 1.96) / 3 ** 0.5) < 1e-9 and abs(10 - o["lo"] - (o["hi"] - 10)) < 1e-9
 
 
@@ -265,10 +275,10 @@ def test_bon_residual_from_the_line_through_every_prm_by_hand():
     assert bon_residuals({"a": 0.0, "b": 200.0, "c": 400.0}, {"a": 60.0, "b": 50.0, "c": 100.0}) == pytest.approx(r)
 
 
-def test_best_of_n_flattery_is_tested_against_the_line_and_the_first_reference_decides():
+def test_best_of_n_flattery_is_tested_against_the_line_and_the_judge_decides():
     """mc_hard: F1 0, BoN 50; judge: F1 100, BoN 100; oracle: F1 100, BoN 50. The line (slope 0.25 through
-    (66.7, 66.7)) predicts 50 / 75 / 75: residuals 0 / +25 / -25. With no human PRM the oracle is the process
-    reference and decides (mc_hard - oracle +25); against the judge it would be -25, shown beside it."""
+    (66.7, 66.7)) predicts 50 / 75 / 75: residuals 0 / +25 / -25. The judge's PRM is the deciding process reference
+    (mc_hard - judge -25: not reproduced); against the exact-label oracle it would be +25, shown beside it."""
     bon = [dict(r, prm=prm) for r in _bon_rows() for prm, src in (("mc_hard", "A"), ("judge", "B"), ("oracle", "A"))
            if r["prm"] == src]
     pb = [dict(r, model=m) for r in _pb_rows() for m, src in (("prm/mc_hard", "prm/bad"), ("prm/judge", "prm/good"),
@@ -278,10 +288,10 @@ def test_best_of_n_flattery_is_tested_against_the_line_and_the_first_reference_d
     f = Findings(many_p, ["tune", "test"], "tune", many_b, {}, n_boot=200)
     rec = {r["id"]: r for r in f.records()}["rankings"]
     est = rec["estimates"]
-    assert list(est) == ["bon_residual_mc_hard_minus_oracle", "bon_residual_mc_hard_minus_judge"]
+    assert list(est) == ["bon_residual_mc_hard_minus_judge", "bon_residual_mc_hard_minus_oracle"]
     assert est["bon_residual_mc_hard_minus_oracle"][0] == pytest.approx(25.0)
     assert est["bon_residual_mc_hard_minus_judge"][0] == pytest.approx(-25.0)
-    assert rec["verdict"] == REPRODUCED and "Tables 3-4" in rec["paper"] and "inverse performance" in rec["paper"]
+    assert rec["verdict"] == NOT_REPRODUCED and "Tables 3-4" in rec["paper"] and "inverse performance" in rec["paper"]
     assert rec["precision"]["bon_residual_mc_hard_minus_oracle"]["paper_effect"] is None  # the paper gives no size
     # Inflation against chance: mc_hard (A) picks flawed right answers 25 points above a random pick
     assert est and {r["id"]: r for r in f.records()}["inflation"]["estimates"]["inflation_excess_mc_hard"][0] == 25.0
@@ -308,7 +318,8 @@ def test_fig8_is_tested_among_responses_with_an_early_error():
     assert rec["verdict"] == REPRODUCED
     assert f.min_on_last("outcome") - f.min_on_last("judge") == pytest.approx(100 / 3)
     assert rec["precision"]["min_on_last_early_error_outcome_minus_judge"]["paper_effect"] is None  # none invented
-    assert "exceed 40%" in rec["paper"] and "54.6" in rec["paper"] and "9.8" not in rec["paper"]
+    assert "exceed 40%" in rec["paper"] and "54.6" in rec["paper"] and "Qwen2.5-Math-7B-Math-Shepherd 9.8" in rec["paper"]
+    assert "RLHFlow-PRM-Mistral-8B 9.1" in rec["paper"]  # all eleven bars, each with its PRM
 
 
 def test_equality_at_low_power_is_inconclusive_and_says_how_many_items_it_needs():
@@ -448,16 +459,51 @@ def test_every_finding_has_a_short_claim():
     assert short("hard_soft") == "hard = soft MC labels (unfiltered)" and short("nope", "A claim") == "A claim"
 
 
-def test_table4_human_half_is_decomposed_beside_the_verdict():
+def test_table4_human_half_is_decomposed_and_not_testable_here():
     """The toy human PRM's controls: on-policy (good here) and exact (bad here) against human (bad): +100 and 0 F1
-    points, shown with the finding and deciding nothing: the verdict is judge - mc and human - judge alone."""
+    points, and the annotator against the judge on the same responses, all shown, none deciding: the toy's human
+    labels are dials, so human > judge is "not testable in this world" whatever they give."""
     rows = [dict(r, id=f"{r['id']}-{k}") for k in range(6) for r in _pb_rows()]
     named = {"prm/mc_hard": "prm/bad", "prm/judge": "prm/good", "prm/human": "prm/bad", "prm/human_onpolicy": "prm/good",
-             "prm/human_exact": "prm/bad"}
+             "prm/human_exact": "prm/bad", "prm/judge_matched": "prm/bad"}
     pb = [dict(r, model=m) for r in rows for m, src in named.items() if r["model"] == src]
-    rec = {r["id"]: r for r in Findings(pb, ["tune", "test"], "tune", [], {}, n_boot=100).records()}["mc_judge_human"]
+    recs = {r["id"]: r for r in Findings(pb, ["tune", "test"], "tune", [], {}, n_boot=100).records()}
+    rec = recs["judge_human"]
     assert rec["estimates"]["f1_human_onpolicy_minus_human"][0] == 100.0
     assert rec["estimates"]["f1_human_exact_minus_human"][0] == 0.0
-    assert "what off-policy solutions cost" in rec["ours"] and "size and epochs" in rec["ours"]
-    # judge - mc +100 (reproduced) but human - judge -100 (not): the controls change nothing in the verdict
-    assert rec["verdict"] == NOT_REPRODUCED
+    assert rec["estimates"]["f1_human_onpolicy_minus_judge_matched"][0] == 100.0
+    assert "off-policy solutions" in rec["ours"] and "the judge on the same responses" in rec["ours"]
+    assert rec["verdict"] == NOT_TESTABLE
+    assert recs["mc_judge"]["verdict"] == REPRODUCED  # judge - mc +100: Table 4's first half stands alone
+
+
+def test_the_protocol_page_is_what_the_rules_render():
+    """reports/protocol.md is rendered from FINDINGS and prmlab.protocol (one place for the rules): it cannot drift
+    from what the findings, the report and the seeds' page decide by. It names every declared claim, marks the ones
+    this world cannot test, and says how many seeds each testable one needs."""
+    from pathlib import Path
+
+    from prmlab import protocol
+    from prmlab.findings import FINDINGS
+
+    root = Path(__file__).resolve().parents[1]
+    text = protocol.render(root)
+    assert (root / protocol.PAGE).read_text() == text, "reports/protocol.md is stale: python -m flows.seeds --protocol"
+    assert all(f"(`{f.id}`)" in text for f in FINDINGS)
+    assert text.count("**Verdict in the toy world: not testable in this world.**") == sum(bool(f.untestable) for f in FINDINGS)
+    assert text.count("- **Seeds to decide:**") == sum(not f.untestable for f in FINDINGS)
+    assert "Development seed: 0" in text and "Confirmation seeds: 1, 2, 3, 4, 5, 6" in text
+
+
+def test_a_confirmation_seed_runs_what_the_protocol_needs_and_nothing_else():
+    from prmlab.protocol import SEED_SOURCES, apply, seed_params
+
+    params = {"profile": {"toy": ["toy"], "real": [], "toy_arms": ["toy"]}, "toy": {"seed": 0}, "sample": {"seed": 0},
+              "train_prm": {"seed": 0, "sources": ["mc_hard", "judge", "human", "oracle", "consensus_soft"]},
+              "eval_processbench": {"reference_prms": {"oracle_ceiling": "models/prm/oracle_ceiling"}},
+              "eval_bon": {"reference_prms": {"oracle_ceiling": "models/prm/oracle_ceiling"}}}
+    got = apply(params, seed_params(params, 3))
+    assert got["toy"]["seed"] == 3 and got["sample"]["seed"] == 3 and got["train_prm"]["seed"] == 3
+    assert got["profile"]["toy_arms"] == [] and got["train_prm"]["sources"] == ["mc_hard", "judge", "consensus_soft"]
+    assert got["eval_processbench"]["reference_prms"] == {} == got["eval_bon"]["reference_prms"]
+    assert set(got["train_prm"]["sources"]) <= set(SEED_SOURCES) and params["toy"]["seed"] == 0  # a copy

@@ -34,6 +34,45 @@ def test_training_sets_and_consensus():
     soft_b = next(e for e in sets["mc_soft"] if e.response_id == "b")
     assert soft_b.soft == [0.5, 0.0] and soft_b.completions == ["s0", "s1"]
     assert [e.labels for e in sets["oracle"]] == [[1, 1, 1], [1, 0], [0]]
+    # The protocol's two one-factor arms. consensus_soft: exactly consensus's responses and labels, with MC's values
+    # (hard vs soft after filtering); judge_matched: the judge's labels on exactly another set's responses.
+    judge["c"] = JudgeLabel("c", 1, True, ["x"])  # now MC and the judge agree on c too
+    cons = training_set("consensus", p, rs, mc, judge)
+    soft = training_set("consensus_soft", p, rs, mc, judge)
+    assert [(e.response_id, e.labels, e.completions) for e in soft] == [(e.response_id, e.labels, e.completions) for e in cons]
+    assert [e.soft for e in soft] == [[1.0, 1.0, 1.0], [0.25, 0.0]] and all(e.soft is None for e in cons)
+    matched = training_set("judge_matched", p, rs, mc, judge, only={"b", "c"})
+    assert [(e.response_id, e.labels) for e in matched] == [("b", [1, 1, 0]), ("c", [1, 0])]
+
+
+def test_judge_matched_refuses_a_set_of_other_responses(tmp_path):
+    """prm_data@judge_matched reads the responses of data/human/human_onpolicy.jsonl: a response id the samples lack
+    is one line naming the file, line and field; a missing file names the stage that writes it."""
+    import argparse
+    import json
+
+    import pytest
+
+    from prmlab.io import DataError
+    from prmlab.params import ParamsError
+    from prmlab.training_config import TrainPRMConfig
+    from prmlab.training_sets import prepare_consensus
+
+    (tmp_path / "problems.jsonl").write_text(json.dumps({"id": "p", "source": "toy", "question": "q", "gold_answer": "1"}) + "\n")
+    (tmp_path / "samples.jsonl").write_text(json.dumps(resp("a", ["s0", "s1"], True, -1).to_dict()) + "\n")
+    (tmp_path / "mc.jsonl").write_text("")
+    (tmp_path / "judge.jsonl").write_text("")
+    a = argparse.Namespace(problems=str(tmp_path / "problems.jsonl"), samples=str(tmp_path / "samples.jsonl"),
+                           mc=str(tmp_path / "mc.jsonl"), judge=str(tmp_path / "judge.jsonl"), human=str(tmp_path / "human"),
+                           source="judge_matched")
+    cfg = {"train_prm": TrainPRMConfig(sources=["judge", "judge_matched"])}
+    with pytest.raises(ParamsError, match="toy_human@toy"):
+        prepare_consensus(a, cfg)
+    (tmp_path / "human").mkdir()
+    row = {"prompt": "q", "completions": ["s0"], "labels": [1], "response_id": "zzz"}
+    (tmp_path / "human" / "human_onpolicy.jsonl").write_text(json.dumps(row) + "\n")
+    with pytest.raises(DataError, match=r"human_onpolicy.jsonl:1: field 'response_id': 'zzz'"):
+        prepare_consensus(a, cfg)
 
 
 def test_audit_hand_table():

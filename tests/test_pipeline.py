@@ -539,96 +539,60 @@ def test_mc_dose_sweep_runs_a_point_per_value_and_seed_as_experiments(study):
     assert bad.returncode == 2 and "label_mc.no_such_key: no such params key" in bad.stderr
 
 
-def test_seeds_study_runs_one_experiment_per_seed_and_aggregates(study, tmp_path):
-    """`make study-seeds` on tiny settings: seed 0 is the committed study (restored from DVC's run cache),
-    seed 1 a new world; reports/seeds.json combines their findings with across-seed intervals."""
-    run(["git", "add", "-A"], study)
-    run(["git", "commit", "-qm", "the study", "--allow-empty"], study)
-    p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)], study, timeout=1500)
-    agg = json.loads((study / "reports" / "seeds.json").read_text())
-    head = run(["git", "rev-parse", "--short", "HEAD"], study).stdout.strip()  # the study the seeds cover
-    assert agg["runs"] == {"seed-0": head, "seed-1": head} and agg["wall_seconds"] > 0 and agg["commit"] == head
-    ids = {f["id"] for f in agg["findings"]}
-    # (the tiny toy ProcessBench may be empty, so only the label and Best-of-N findings are sure to exist)
-    assert {"consensus", "inflation"} <= ids, ids
-    for f in agg["findings"]:
-        assert f["verdict"] in ("reproduced", "not reproduced", "inconclusive")
-        # an estimate a seed could not make (e.g. an empty tiny subset) is aggregated over the seeds that have it
-        assert all(1 <= e["seeds"] == len(e["points"]) <= 2 for e in f["estimates"].values())
-    assert any(e["seeds"] == 2 for f in agg["findings"] for e in f["estimates"].values())
-    assert "95% across seeds" in (study / "reports" / "seeds.md").read_text() and f"commit {head}" in (study / "reports" / "seeds.md").read_text()
-    # the page's forest plot and its rows for `dvc plots show`, from the same aggregate
-    forest = json.loads((study / "reports" / "seeds_findings.json").read_text())
-    assert (study / "reports" / "seeds_findings.png").stat().st_size > 10_000 and forest
-    assert {r["verdict"] for r in forest} <= {f["verdict"] for f in agg["findings"]}
-    shown = json.loads(run(["dvc", "exp", "show", "--json"], study).stdout)
-    revs = {r["name"]: r for top in shown for e in top.get("experiments") or [] for r in e["revs"] if r.get("name")}
-    assert revs["seed-1"]["data"]["params"]["params.yaml"]["data"]["toy"]["seed"] == 1
-    assert all(f"{f['verdict']:>15}  {f['claim']}" in p.stdout for f in agg["findings"]), p.stdout
-    # One seed at a time (a CPU study is ~80 min): seed-0 again replaces its experiment (restored from the
-    # run cache), and with every seed present the aggregate is rewritten, the same findings.
-    (study / "reports" / "seeds.json").unlink()
-    run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--only", "0", "--project-dir", str(study)], study, timeout=900)
-    again = json.loads((study / "reports" / "seeds.json").read_text())
-    assert again["findings"] == agg["findings"] and again["runs"] == agg["runs"]
-    # Each seed's findings are kept in a file with the study it belongs to (its code, params and models), so a
-    # seed run in one session counts in the next.
-    from flows.seeds import experiments
+def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(study, tmp_path):
+    """`make study-seeds` on tiny settings, as reports/protocol.md says: the protocol committed, the study pinned at
+    that commit, confirmation seeds 1 and 2 each run by `dvc repro` in a clone of the pinned commit with the
+    protocol's seed params (no ceiling, no human-label arms, only the deciding PRMs); seed 0, the development seed,
+    filed from HEAD's committed study, shown beside the verdicts and never counted; an edit at HEAD after the pin
+    neither invalidates a finished seed nor mixes into it."""
+    from prmlab.protocol import SEED_SOURCES
 
-    seed1 = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
-    assert seed1["commit"] == head and seed1["findings"] == json.loads(run(
-        ["git", "show", f"{experiments(str(study))['seed-1']}:reports/findings.json"], study).stdout)["findings"]
-    assert seed1["ran"] == "dvc exp run -n seed-1" and "targets_26" in seed1
-    # its headline too (each PRM's own figures), read from the experiment's commit, shown per seed in seeds.md
-    assert seed1["headline"] == json.loads(run(
-        ["git", "show", f"{experiments(str(study))['seed-1']}:reports/headline.json"], study).stdout)
-    md = (study / "reports" / "seeds.md").read_text()
-    assert "Each PRM's own figures per seed" in md and "| Best-of-8 accuracy (product; maj, pass, random for reference) | consensus | " in md and "|  | maj | " in md, md
-    # The queued experiment ran in a copy of the repo: the workspace still holds the committed study (its params and
-    # dvc.lock: a `dvc exp run` in the workspace had left seed 1's there; the seeds' own files are the flow's outputs).
-    assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
-    # The same seed without DVC (scripts/seeds_plain.py, for a machine that lacks it): dvc.yaml's stage commands in
-    # a copy of the project (the committed params shifted), two at a time, with as many threads as DVC's run had, give the experiment's findings exactly;
-    # --record files them as seed 1.
     seeds = [sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)]
-    plain = [sys.executable, "-m", "scripts.seeds_plain", "--project-dir", str(study)]
-    run([*plain, "--export-graph", str(tmp_path / "graph.json")], study)
-    p = run([*plain, "--graph", str(tmp_path / "graph.json"), "--seeds", "1", "--root", str(tmp_path / "plain"),
-             "--jobs", "2", "--threads", str(os.cpu_count())], study, timeout=1200)
-    assert "failed: none" in p.stdout and "start seed-1 train_prm@oracle" in p.stdout, p.stdout
-    assert "start seed-1 bootstrap@toy" not in p.stdout and "start seed-1 train_judge@toy" not in p.stdout, p.stdout
-    found = tmp_path / "plain" / "seed-1" / "reports" / "findings.json"
-    assert json.loads(found.read_text())["findings"] == seed1["findings"]
-    run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
-    recorded = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
-    assert recorded["ran"] == "scripts.seeds_plain on this machine" and recorded["study"] == seed1["study"]
-    assert recorded["headline"] == json.loads((found.parent / "headline.json").read_text())  # beside --findings
-    assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
-    # A commit that changes dvc.lock alone (the same code and params regenerated) keeps the study and its seeds;
-    # one that changes params (or code, or the toy models) is another study: the old seeds no longer count.
-    with open(study / "dvc.lock", "a") as f:
-        f.write("# the same study, drawn again\n")
-    run(["git", "commit", "-qam", "regenerated"], study)
+    run([*seeds, "--protocol"], study)
+    run(["git", "add", "-A"], study)
+    run(["git", "commit", "-qm", "the study and its protocol", "--allow-empty"], study)
+    head = run(["git", "rev-parse", "--short", "HEAD"], study).stdout.strip()
+    refused = run(seeds, study, check=False)  # no pin yet: one line, nothing runs
+    assert refused.returncode == 2 and "no pinned study" in refused.stderr, refused.stderr
+    run([*seeds, "--pin", "HEAD"], study)
+    pin = json.loads((study / "reports" / "study.json").read_text())
+    assert pin["commit"] == head
+    run(["git", "add", "reports/study.json"], study)
+    run(["git", "commit", "-qm", "pin the study"], study)
+    run([*seeds, "--only", "0"], study)  # the development seed: HEAD's committed study, read
+    p = run(seeds, study, timeout=2400)
+    agg = json.loads((study / "reports" / "seeds.json").read_text())
+    assert agg["runs"] == {"seed-1": head, "seed-2": head} and agg["wall_seconds"] > 0 and agg["commit"] == head
+    assert set(agg["development_seed"]) == {f["id"] for f in json.loads((study / "reports" / "findings.json").read_text())["findings"]}
+    for f in agg["findings"]:
+        assert f["verdict"] in ("reproduced", "not reproduced", "inconclusive", "not testable in this world")
+    assert all(f"{f['verdict']:>15}  {f['claim']}" in p.stdout for f in agg["findings"]), p.stdout
+    md = (study / "reports" / "seeds.md").read_text()
+    assert "95% across seeds" in md and "Development seed 0" in md and "are not counted" in md
+    # each seed ran in its own clone of the pinned commit, with the protocol's params, and left the workspace alone
+    clone = study / "runs" / "seeds" / pin["study"] / "seed-1"
+    cp, hp = (yaml.safe_load(f.read_text()) for f in (clone / "params.yaml", study / "params.yaml"))
+    assert cp["toy"]["seed"] == hp["toy"]["seed"] + 1 and cp["train_prm"]["seed"] == hp["train_prm"]["seed"] + 1
+    assert cp["profile"]["toy_arms"] == [] and set(cp["train_prm"]["sources"]) <= set(SEED_SOURCES)
+    assert not (clone / "models" / "prm" / "oracle_ceiling").exists() and not (clone / "metrics" / "toy_human.json").exists()
+    assert run(["git", "rev-parse", "--short", "HEAD"], clone).stdout.strip() == head
+    seed1 = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
+    assert seed1["study"] == pin["study"] and f"clone of {head}" in seed1["ran"] and seed1["headline"]
+    assert seed1["findings"] == json.loads((clone / "reports" / "findings.json").read_text())["findings"]
+    assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
+    # A code edit at HEAD after the pin: the pinned study's seeds still count, the same aggregate
+    with open(study / "src" / "prmlab" / "findings.py", "a") as f:
+        f.write("# an edit after the pin\n")
+    run(["git", "commit", "-qam", "an edit after the pin"], study)
     run([*seeds, "--aggregate-only"], study)
     assert json.loads((study / "reports" / "seeds.json").read_text())["findings"] == agg["findings"]
-    with open(study / "params.yaml", "a") as f:
-        f.write("# another study\n")
-    run(["git", "commit", "-qam", "another study"], study)
-    refused = run([*seeds, "--record", "1", "--findings", str(found), "--commit", head], study, check=False)
-    assert refused.returncode == 2 and "holds another study than HEAD" in refused.stderr, refused.stderr
-    p = run([sys.executable, "-m", "flows.seeds", "--seeds", "2", "--aggregate-only", "--project-dir", str(study)], study)
-    pending = json.loads((study / "reports" / "seeds.json").read_text())
-    assert pending["findings"] == [] and set(pending["pending"]) == {"seed-0", "seed-1"}, pending
-    md = (study / "reports" / "seeds.md").read_text()
-    assert "**Pending**: 0 of the 2 seeds" in md and "--only 1" in md and "another study" in md
-    # Seed 0 is HEAD's committed study only while dvc.lock records HEAD's code and params (`dvc status`): a params
-    # value committed without `dvc repro` is refused, naming the stage.
-    params = yaml.safe_load((study / "params.yaml").read_text())
-    params["analyze_bias"]["bins"] += 1
-    (study / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
-    run(["git", "commit", "-qam", "params without repro"], study)
-    refused = run([*seeds, "--only", "0"], study, check=False)
-    assert refused.returncode == 2 and "stage analyze_bias ran on another params.yaml" in refused.stderr, refused.stderr
+    # a seed run elsewhere (scripts/seeds_plain.py) is recorded only for a commit of the pinned study
+    found = clone / "reports" / "findings.json"
+    run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
+    assert json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())["ran"] == "scripts.seeds_plain on this machine"
+    other = run(["git", "rev-parse", "--short", "HEAD"], study).stdout.strip()
+    refused = run([*seeds, "--record", "1", "--findings", str(found), "--commit", other], study, check=False)
+    assert refused.returncode == 2 and "another study than the pinned one" in refused.stderr, refused.stderr
 
 
 def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tmp_path):

@@ -483,7 +483,7 @@ def test_sweep_page_gives_each_value_its_mean_and_interval_over_seeds():
     assert rec["values"]["0.7"]["seeds"] == [0, 1] and rec["values"]["1.3"]["f1_judge_minus_mc"]["mean"] == 10.8
     assert "| 1.3 (the study) | 0 | 59.4 |" in md and "| 0.7 | 0, 1 | 82.0 [" in md
     # measures of one study: the consensus audit's first-error accuracies (as %) and the findings' Table 4 estimate
-    m = point_measures({"findings": [{"id": "mc_judge_human", "estimates": {"f1_judge_minus_mc": [6.0, 1.0, 11.0]}}]},
+    m = point_measures({"findings": [{"id": "mc_judge", "estimates": {"f1_judge_minus_mc": [6.0, 1.0, 11.0]}}]},
                        {"consensus_kept_share": 0.55, "audit": {"mc": {"first_error_accuracy": 0.594},
                                                                 "judge": {"first_error_accuracy": 0.833}}})
     assert m.pop("f1_judge_minus_mc") == [6.0, 1.0, 11.0]

@@ -172,8 +172,8 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
         (d / f"seed-{k}.json").write_text(json.dumps(seed(k, [finding("toy_gap", {"gap": 1.0})]) | {"study": st}))
     recs, missing = S.collect(str(tmp_path), 3, "old")
     assert sorted(recs) == ["seed-0", "seed-1"] and missing == {"seed-2": "ran from abc1234, study other, not old"}
-    recs, missing = S.collect(str(tmp_path), 3)  # HEAD's study: none of them
-    assert not recs and "differ from HEAD's" in missing["seed-0"]
+    recs, missing = S.collect(str(tmp_path), 3)  # HEAD's study (none pinned): none of them; seeds 1..3 decide
+    assert not recs and sorted(missing) == ["seed-1", "seed-2", "seed-3"] and "differ from HEAD's" in missing["seed-1"]
     monkeypatch.setattr(sys, "argv", ["flows.seeds", "--seeds", "3", "--study", "old", "--only", "1"])
     with pytest.raises(SystemExit) as e:
         S.main()

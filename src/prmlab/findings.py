@@ -33,9 +33,15 @@ KEPT_MARGIN = 15  # Fig. 2's "about 40%" kept: within this many points of it (25
 # the paper's value (`center`); above 0, or else within +-margin of it ("matches or beats").
 ABOVE, EQUAL, WINDOW, AT_LEAST = "above 0", "equal", "window", "beats or matches"
 FIRST = "first"  # Finding.deciding: the first estimate its measure lists (its primary reference) decides
-# Where a finding compares against "a PRM trained on process labels", the reference is the human one, else the judge's;
-# the others (and the exact-label oracle) are measured beside it, so a verdict can be read under each (seeds.md).
-PROCESS_REFS = ("prm800k", "human", "judge", "oracle")
+NOT_TESTABLE = "not testable in this world"  # a verdict: the world sets the claim by design (Finding.untestable says how)
+# Where a finding compares against "a PRM trained on process labels", the judge's PRM decides (reports/protocol.md):
+# it labels the same on-policy responses as MC, as the paper's Fig. 7 and Fig. 9 set them side by side. The others
+# are labelled secondaries, measured beside it so a verdict can be read under each (seeds.md): the human annotator on
+# the policy's own responses, the exact-label PRM (the verifier's labels: an upper bound), the off-policy human
+# PRM (near chance on Best-of-N in this world, and carrying an off-policy penalty), and PRM800K in the paper profile.
+PROCESS_REFS = ("judge", "prm800k", "human_onpolicy", "oracle", "human")
+# Fig. 8's references: the process-label PRMs above, and consensus (MC and judge agreeing: the paper's own recipe).
+FIG8_REFS = ("judge", "consensus", "prm800k", "human_onpolicy", "oracle", "human")
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,8 @@ class Finding:
     measure: str  # the Findings method that measures it
     estimates: tuple[Estimate, ...]
     deciding: str = ""  # the one estimate that decides, where present (FIRST: the first listed); "": all that decide
+    untestable: str = ""  # why this world cannot test the claim, where its deciding estimate is absent (the toy's)
+    not_tested: str = ""  # a part of the paper's statement this world cannot test, beside a verdict on the rest
 
 
 def estimate(name: str) -> Estimate:
@@ -108,6 +116,9 @@ def decide(fid: str, intervals: dict[str, Sequence[float]]) -> str:
     """Finding `fid`'s verdict from its estimates' 95% intervals ({name: (lo, hi)}), one seed's or across seeds,
     each by its estimate's rule; a claim of several estimates needs all of them (stats.all_of), and one that lacks
     an estimate its entry names outright is inconclusive (`missing`): that part of the claim was not measured."""
+    f = entry(fid)
+    if f is not None and f.untestable and not deciding(fid, intervals):
+        return NOT_TESTABLE
     if missing(fid, list(intervals)):
         return stats.INCONCLUSIVE
     return stats.all_of([estimate(n).judge(*intervals[n]) for n in deciding(fid, intervals)])
@@ -238,10 +249,6 @@ class Findings:
         self._picked: dict[tuple, float] = {}  # (problem, prm, aggregation) -> 1.0 if its pick is right: resamples reuse it
         self.have_pb = {n for u in self.pb_units for n in u["pred"]}
         self.held = "held-out subsets" if self.pb_held_out else "the tuning subset itself (nothing held out)"
-        # Human labels: PRM800K (paper profile), else the toy's analogue `human`, else `oracle` (only an upper bound);
-        # the process-label reference: the human labels, else the judge's.
-        self.human = next((n for n in ("prm800k", "human", "oracle") if n in self.have_pb), "oracle")
-        self.process_ref = next((n for n in (self.human, "judge") if n in self.prms and n in self.have_pb), None)
 
     # ------------------------------------------------------------------ statistics with intervals
     def _estimate(self, units: list, stat, strata=None) -> tuple[float, float, float]:
@@ -362,9 +369,9 @@ class Findings:
         return self._estimate(sorted(by.items()), lambda sample: self.min_on_last(a, flat(sample)) - self.min_on_last(b, flat(sample)))
 
     def refs(self, against: str, have: set[str]) -> list[str]:
-        """The process-label reference PRMs for `against` among `have`: `process_ref` first, the others of
-        PROCESS_REFS after it (each one's estimate sits beside the deciding one)."""
-        return [r for r in dict.fromkeys((self.process_ref, *PROCESS_REFS)) if r and r in have and r != against]
+        """The process-label reference PRMs for `against` among `have`, in PROCESS_REFS' order: the judge's decides,
+        each other's estimate sits beside it (reports/protocol.md)."""
+        return [r for r in PROCESS_REFS if r in have and r != against]
 
     # ---------------------- the findings: each `measure` gives None or (ours in words, {estimate: (point, lo, hi)})
     def records(self) -> list[dict]:
@@ -381,23 +388,29 @@ class Findings:
                                               "paper_effect": estimate(k).effect} for k, val in est.items()}})
         return out
 
-    def mc_judge_human(self):
-        if not self.have_pb >= {"mc_hard", "judge", self.human}:
+    def mc_judge(self):
+        if not self.have_pb >= {"mc_hard", "judge"}:
             return None
-        d1, d2 = self.pb_diff("judge", "mc_hard"), self.pb_diff(self.human, "judge")
-        who = {"prm800k": "prm800k (human labels)", "human": "human (the toy's PRM800K: off-policy, fewer, noisy labels)",
-               "oracle": "oracle (the verifier on the policy's own responses: an upper bound, not a human stand-in)"}
-        ours = f"ProcessBench F1 on {self.held}: judge - mc_hard {_fmt_ci(*d1)}; {who[self.human]} - judge {_fmt_ci(*d2)}"
-        est = {"f1_judge_minus_mc": d1, f"f1_{self.human}_minus_judge": d2}
-        # The human half decomposed (issue #54), beside the verdict, deciding nothing: each control differs from
-        # `human` in one way only; what neither covers is the set's size (fewer examples, more epochs at equal steps).
-        parts = [(c, why) for c, why in (("human_onpolicy", "off-policy solutions"), ("human_exact", "the annotator's noise"))
-                 if self.human == "human" and c in self.have_pb]
-        for c, why in parts:
-            est[f"f1_{c}_minus_human"] = d = self.pb_diff(c, "human")
-            ours += f"; {c} - human {_fmt_ci(*d)} (what {why} cost)"
-        if parts:
-            ours += "; the rest of human - judge is the set's size and epochs, which no control here isolates"
+        d = self.pb_diff("judge", "mc_hard")
+        return f"ProcessBench F1 on {self.held}: judge - mc_hard {_fmt_ci(*d)}", {"f1_judge_minus_mc": d}
+
+    def judge_human(self):
+        """Table 4's second half. Real PRM800K (the paper profile) decides; the toy's `human` is set by design dials
+        (its noise, size, writer), so there its gaps are reported, with the controls that take it apart, and decide
+        nothing (Finding.untestable)."""
+        if "judge" not in self.have_pb or not (humans := [h for h in ("prm800k", "human") if h in self.have_pb]):
+            return None
+        h = humans[0]
+        d = self.pb_diff(h, "judge")
+        ours, est = f"ProcessBench F1 on {self.held}: {h} - judge {_fmt_ci(*d)}", {f"f1_{h}_minus_judge": d}
+        # Each control differs in one way only: human_onpolicy - human (off-policy solutions), human_exact - human
+        # (the annotator's noise), human_onpolicy - judge_matched (the annotator against the judge on the same
+        # responses: no size or epochs left between them).
+        for a, b, why in (("human_onpolicy", "human", "off-policy solutions"), ("human_exact", "human", "the annotator's noise"),
+                          ("human_onpolicy", "judge_matched", "the annotator against the judge on the same responses")):
+            if self.have_pb >= {a, b}:
+                est[f"f1_{a}_minus_{b}"] = d = self.pb_diff(a, b)
+                ours += f"; {a} - {b} {_fmt_ci(*d)} ({why})"
         return ours, est
 
     def consensus_kept(self):
@@ -427,9 +440,16 @@ class Findings:
                      f"(here {n})" if gap < EQUAL_MARGIN else "no number of items can show equality with this estimate")
             why = (f"; inconclusive: the interval (half-width {half:.1f} around {d[0]:.1f}) is not within the "
                    f"+-{EQUAL_MARGIN:g} margin; {items}")
-        return (f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g}; soft labels are not "
-                "trained on the consensus subset here, so the after-filtering half is not tested" + why,
+        return (f"F1 mc_hard - mc_soft {_fmt_ci(*d)}, equal if within +-{EQUAL_MARGIN:g} (after filtering: the next "
+                "finding)" + why,
                 {"f1_hard_minus_soft": d})
+
+    def hard_soft_filtered(self):
+        if not self.have_pb >= {"consensus", "consensus_soft"}:
+            return None
+        d = self.pb_diff("consensus", "consensus_soft")
+        return (f"F1 on the consensus-kept responses, hard labels (consensus) - soft MC labels (consensus_soft) "
+                f"{_fmt_ci(*d)}", {"f1_consensus_minus_consensus_soft": d})
 
     def rankings(self):  # not "the rankings differ": random scores make Kendall tau < 1 too
         # the label sources' PRMs, at the study's one budget: the ceiling PRM (another budget) stays off the line
@@ -456,7 +476,7 @@ class Findings:
 
     def min_on_last_gap(self):  # an outcome-supervised PRM (the BoN-optimised extreme) against process-label ones
         shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
-        refs = self.refs("outcome", set(self.prms))
+        refs = [r for r in FIG8_REFS if r in self.prms and r in self.have_pb]
         if "outcome" in self.prms and refs:
             # Conditioned on an error before the last step: there a process PRM's lowest score belongs on the error.
             # Unconditioned, the share cannot tell the two apart here: an error carries to the answer, so even the
@@ -472,7 +492,7 @@ class Findings:
         return None
 
     def aggregation(self):
-        refs = [r for r in ("judge", self.human) if r in self.prms and r != "oracle"]
+        refs = [r for r in PROCESS_REFS if r in self.prms and r != "oracle"]
         if "mc_hard" not in self.prms or not refs:
             return None
         probs = sorted(self.bon)
@@ -486,16 +506,28 @@ class Findings:
 
 # The findings, in the report's order. Paper numbers come from prmlab.paper; the effects are its differences.
 FINDINGS = (
-    Finding("mc_judge_human", "label quality: MC < judge < human",
-            "PRMs trained on MC labels are worse than on judge labels, and judge worse than human labels",
+    Finding("mc_judge", "label quality: judge > MC",
+            "PRMs trained on the judge's labels are better than on MC labels of the same responses",
             f"Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation {paper.MC_F1} < LLM-as-a-judge "
-            f"{paper.JUDGE_F1} < human annotation (PRM800K) {paper.HUMAN_F1}", "mc_judge_human",
-            (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),
-             Estimate("f1_{}_minus_judge", "F1: {} - judge", "F1 points", effect=paper.HUMAN_F1 - paper.JUDGE_F1),
+            f"{paper.JUDGE_F1}", "mc_judge",
+            (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),)),
+    Finding("judge_human", "label quality: human > judge",
+            "PRMs trained on human labels are better than on the judge's",
+            f"Table 4 (ProcessBench avg. F1): LLM-as-a-judge {paper.JUDGE_F1} < human annotation (PRM800K, 264k) "
+            f"{paper.HUMAN_F1}", "judge_human",
+            (Estimate("f1_prm800k_minus_judge", "F1: prm800k - judge", "F1 points",
+                      effect=round(paper.HUMAN_F1 - paper.JUDGE_F1, 1)),
+             Estimate("f1_human_minus_judge", "F1: human - judge", "F1 points", decides=False),
+             Estimate("f1_human_onpolicy_minus_judge_matched", "F1: human on-policy - judge, same responses", "F1 points",
+                      decides=False),
              Estimate("f1_human_onpolicy_minus_human", "F1: human on-policy - human (off-policy's cost)", "F1 points",
                       decides=False),
              Estimate("f1_human_exact_minus_human", "F1: human exact - human (noise's cost)", "F1 points",
-                      decides=False))),
+                      decides=False)),
+            untestable="the toy's human labels are a design: their noise (toy_human.noise), their number "
+                       "(toy_human.n), the writer's flaws and the steps are dials set by hand, so human - judge measures "
+                       "the dials, not human annotation; its controls (on-policy, exact, the judge on the same "
+                       "responses) are reported to show what each dial costs. PRM800K in the paper profile decides it"),
     Finding("consensus", "consensus beats MC, matches judge",
             "Consensus filtering (MC and judge agree on the first error) trains a PRM better than MC labels alone "
             "and as good as the judge's labels, on a fraction of the data",
@@ -508,21 +540,30 @@ FINDINGS = (
              Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points",
                       effect=round(paper.CONSENSUS_F1 - paper.MC_F1, 1)),
              Estimate("f1_consensus_minus_judge", "F1: consensus - judge", "F1 points", EQUAL, EQUAL_MARGIN,
-                      EQUAL_MARGIN))),
+                      EQUAL_MARGIN)),
+            not_tested="the kept share (about 40% in Fig. 2): here it follows MC's completer temperature, which was "
+                       "tuned on the development seed, so it is reported as calibration"),
     Finding("hard_soft", "hard = soft MC labels (unfiltered)",
             "Before filtering, hard and soft MC labels are equal",
-            f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1); hard "
-            "labels lead only after consensus filtering", "hard_soft",
+            f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1)",
+            "hard_soft",
             (Estimate("f1_hard_minus_soft", "F1: hard - soft", "F1 points", EQUAL, EQUAL_MARGIN, EQUAL_MARGIN),)),
+    Finding("hard_soft_filtered", "hard > soft MC labels (filtered)",
+            "After consensus filtering, hard MC labels train a better PRM than soft MC labels of the same responses",
+            f"Fig. 3-4: after consensus filtering (1.5M) hard labels {paper.HARD_F1_FILTERED} vs soft "
+            f"{paper.SOFT_F1_FILTERED} avg. F1: \"this difference becomes much more pronounced after data filtering, "
+            "with hard labels substantially outperforming soft labels\"", "hard_soft_filtered",
+            (Estimate("f1_consensus_minus_consensus_soft", "F1: hard - soft, filtered", "F1 points",
+                      effect=round(paper.HARD_F1_FILTERED - paper.SOFT_F1_FILTERED, 1)),)),
     Finding("rankings", "Best-of-N flatters MC-trained PRMs",
             "Best-of-N flatters a PRM trained on MC labels: its Best-of-N accuracy sits further above what its "
-            "ProcessBench F1 predicts (the line through every PRM) than a process-label PRM's does",
+            "ProcessBench F1 predicts (the line through every PRM) than the judge-label PRM's does",
             f"Tables 3-4: the PRMs trained on MC and on human labels \"exhibit inverse performance relationships in "
             f"Best-of-8 and PROCESSBENCH\": MC {paper.MC_BON} Best-of-8 and {paper.MC_F1} avg. F1, human (PRM800K) "
-            f"{paper.HUMAN_BON} and {paper.HUMAN_F1}; Tables 6-7 make the same point across released PRMs "
-            f"(Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1)", "rankings",
+            f"{paper.HUMAN_BON} and {paper.HUMAN_F1}, LLM-as-a-judge {paper.JUDGE_BON} and {paper.JUDGE_F1}; Tables 6-7 "
+            f"make the same point across released PRMs (Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1)", "rankings",
             (Estimate("bon_residual_mc_hard_minus_{}", "BoN residual: mc hard - {}", "Best-of-N points"),),
-            deciding=FIRST),
+            deciding="bon_residual_mc_hard_minus_judge"),
     Finding("inflation", "flawed right answers inflate Best-of-N",
             "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
             "them more often than a random pick does, which inflates its Best-of-N accuracy",
@@ -532,19 +573,22 @@ FINDINGS = (
             deciding="inflation_excess_mc_hard"),
     Finding("min_on_last", "outcome PRMs score the last step lowest",
             "A PRM trained toward outcomes (every step labelled with the final answer's correctness) puts its "
-            "lowest score on the final step more often than one trained on process labels, among responses whose "
-            "first error comes before the final step",
+            "lowest score on the final step more often than one trained on the judge's process labels, among "
+            "responses whose first error comes before the final step",
             f"Fig. 8 (all Best-of-8 responses of Qwen2.5-Math-7B-Instruct): EurusPRM-Stage1, -Stage2, "
             f"Math-Shepherd-PRM-7B and Skywork-PRM-7B put their lowest step score on the final step in shares that "
             f"\"exceed {paper.FIG8_BON_PRMS_ABOVE:g}%\", Qwen2.5-Math-PRM-72B and -7B in \"a significantly lower "
-            f"proportion\" (the figure's bars: {', '.join(f'{x:g}' for x in paper.FIG8_BARS)}%): \"a model "
-            "degradation from process-based to outcome-oriented assessment\". No outcome-minus-process size is "
-            "given", "min_on_last_gap",
+            "proportion\" (the figure's eleven bars: "
+            + ", ".join(f"{name} {x:g}" for name, x in paper.FIG8.items()) + "%): \"a model degradation from "
+            "process-based to outcome-oriented assessment\". No outcome-minus-process size is given", "min_on_last_gap",
             (Estimate("min_on_last_early_error_outcome_minus_{}", "min on last, early error: outcome - {}",
-                      "percentage points"),), deciding=FIRST),
+                      "percentage points"),), deciding="min_on_last_early_error_outcome_minus_judge",
+            not_tested="the figure's own comparison, across released PRMs that Best-of-N optimised: its bars show no "
+                       "label-source pattern (Math-Shepherd's data gives 44.5 and 9.8), and this world has no released "
+                       "PRMs; the toy tests the mechanism the text names, outcome supervision against process labels"),
     Finding("aggregation", "MC PRMs gain from last-step scoring",
             "Scoring a response by its last step instead of its lowest helps a PRM trained on MC labels more than "
-            "one trained on judge or human labels",
+            "one trained on the judge's labels",
             "Section 3.2.4, Fig. 9: \"in MC estimation, using the last score shows significantly better performance "
             "than product and minimum approaches across multiple PRMs. And the trend is the opposite for human "
             "annotation and LLM-as-a-judge\"; Best-of-8 by min / product / last: MC hard 860k "
@@ -556,7 +600,8 @@ FINDINGS = (
                                    - paper.fig9_last_minus_min("LLM-as-a-judge 860k"), 1)),
              Estimate("aggregation_last_minus_min_mc_hard_vs_{}", "last - min: mc hard vs {}", "Best-of-N points",
                       effect=round(paper.fig9_last_minus_min("MC hard 860k")
-                                   - paper.fig9_last_minus_min("human PRM800K 264k"), 1)))),
+                                   - paper.fig9_last_minus_min("human PRM800K 264k"), 1))),
+            deciding="aggregation_last_minus_min_mc_hard_vs_judge"),
 )
 
 
@@ -612,9 +657,9 @@ def aggregate_seeds(per_seed: dict[str, list[dict]]) -> list[dict]:
             m, lo, hi = t_interval(pts, [(b - a) / 2 for a, b in zip(los, his)])
             ests[name] = {"mean": m, "lo": lo, "hi": hi, "half_width": (hi - lo) / 2, "seeds": len(pts), "points": list(pts),
                           "within_seed_lo": sum(los) / len(pts), "within_seed_hi": sum(his) / len(pts),
-                          # what the interval must resolve, as each seed's record states it (None: no paper number)
-                          "paper_effect": next((r["precision"][name].get("paper_effect") for r in recs
-                                                if name in r.get("precision", {})), None)}
+                          # what the interval must resolve, from today's declaration (None: no paper number, or an
+                          # older statistic): a record's copy of a paper number is not evidence, and may be stale
+                          "paper_effect": estimate(name).effect}
         v = stats.INCONCLUSIVE if len(recs) < len(runs) else decide(fid, {name: (e["lo"], e["hi"]) for name, e in ests.items()})
         out.append({"id": fid, "claim": recs[0]["claim"], "paper": recs[0]["paper"], "seeds": len(recs),
                     "estimates": ests, "verdict": v, "per_seed_verdicts": [r["verdict"] for r in recs],

@@ -7,18 +7,25 @@ checkpoint."""
 # ProcessBench average F1 of PRMs trained on the same 860k responses (Table 4), and with consensus filtering (Fig. 2).
 MC_F1, JUDGE_F1, HUMAN_F1, CONSENSUS_F1 = 40.1, 46.5, 56.5, 46.3
 CONSENSUS_KEPT = 40  # Fig. 2: consensus filtering keeps about 40% of the data (%)
-# Fig. 3-4: ProcessBench avg. F1 of PRMs trained on hard and on soft MC labels, before consensus filtering.
+# Fig. 3-4: ProcessBench avg. F1 of PRMs trained on hard and on soft MC labels, before consensus filtering (3M) and
+# after it (1.5M): "this difference becomes much more pronounced after data filtering" (Section 3.1.2).
 HARD_F1, SOFT_F1 = 40.2, 40.2
+HARD_F1_FILTERED, SOFT_F1_FILTERED = 66.5, 49.3
 # Table 3: a PRM trained on Math-Shepherd's released 440k MC labels: ProcessBench avg. F1, Best-of-8 avg. accuracy.
 SHEPHERD_F1, SHEPHERD_BON = 28.9, 64.3
 # Table 3: Best-of-8 avg. accuracy of the PRMs of Table 4 (MC 860k, LLM-as-a-judge 860k, human PRM800K 264k):
 # MC is best on Best-of-8 and worst on ProcessBench, human the reverse ("inverse performance relationships").
 MC_BON, JUDGE_BON, HUMAN_BON = 65.9, 65.3, 64.9
-# Fig. 8 (all Best-of-8 responses of Qwen2.5-Math-7B-Instruct): % whose lowest step score is on the final step,
-# the nine bars as the paper's text extraction lists them. Which bar is which PRM the extraction does not say; the
-# text does: EurusPRM-Stage1, -Stage2, Math-Shepherd-PRM-7B and Skywork-PRM-7B "exceed 40%", Qwen2.5-Math-PRM-72B
-# and -7B are "significantly lower". No outcome-minus-process size is given: none is used.
-FIG8_BARS = (17.3, 17.5, 18.0, 26.8, 30.9, 42.2, 44.5, 52.9, 54.6)
+# Fig. 8 (all Best-of-8 responses of Qwen2.5-Math-7B-Instruct): % whose lowest step score is on the final step, all
+# eleven bars, each PRM with its bar (the text extraction lists the names and the values in the same order). The text:
+# EurusPRM-Stage1, -Stage2, Math-Shepherd-PRM-7B and Skywork-PRM-7B "exceed 40%", Qwen2.5-Math-PRM-72B and -7B are
+# "significantly lower". Two MC-trained PRMs sit lowest (9.1, 9.8) and Math-Shepherd's data gives both 44.5 and 9.8:
+# the figure shows no label-source pattern. No outcome-minus-process size is given: none is used.
+FIG8 = {"RLHFlow-PRM-Mistral-8B": 9.1, "Qwen2.5-Math-7B-Math-Shepherd": 9.8, "RLHFlow-PRM-Deepseek-8B": 17.3,
+        "Qwen2.5-Math-PRM-7B": 17.5, "Qwen2.5-Math-PRM-72B": 18.0, "Qwen2.5-Math-7B-PRM800K": 26.8,
+        "Skywork-PRM-1.5B": 30.9, "Skywork-PRM-7B": 42.2, "Math-Shepherd-PRM-7B": 44.5, "EurusPRM-Stage2": 52.9,
+        "EurusPRM-Stage1": 54.6}
+FIG8_BARS = tuple(FIG8.values())
 FIG8_BON_PRMS_ABOVE = 40.0
 # Fig. 9: Best-of-8 mean accuracy by min / product / last step score, per PRM's training data. The extraction lists
 # 18 values; read series by series (six min, six product, six last, in the x axis's order) they give each MC PRM

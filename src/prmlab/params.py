@@ -136,8 +136,9 @@ def check(cond: bool, msg: str) -> None:
 STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "toy_human",
           "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench",
           "eval_bon", "eval_prmbench", "analyze_bias", "report")
-PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy", "ceiling": "toy",
+PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy_arms", "ceiling": "toy_arms",
                 "build_processbench": "toy", "inputs": "real", "eval_prmbench": "real"}
+PROFILE_OF = {"toy": "toy", "real": "real", "toy_arms": "toy"}  # each `profile` list: the profile its stages belong to
 COMMITTED = ("bootstrap", "train_judge")
 # Every seed of the study: seed k adds k to each (flows.seeds, scripts/seeds_plain.py); seed 0 is the committed study.
 SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
@@ -156,10 +157,17 @@ class ProfileConfig:
 
     toy: list[str] = dataclasses.field(default_factory=list)
     real: list[str] = dataclasses.field(default_factory=list)
+    toy_arms: list[str] = dataclasses.field(default_factory=list)  # [toy]: toy_human@toy and ceiling@toy; [] in a seed
 
     def __post_init__(self):
         check((self.toy, self.real) in ((["toy"], []), ([], ["real"])),
               "profile: either toy: [toy] and real: [] (the toy profile) or toy: [] and real: [real] (the real one)")
+        check(self.toy_arms in ([], self.toy), "profile.toy_arms: [toy] in the toy profile (or [], a confirmation "
+              "seed without the ceiling and human-label arms); [] in the real one")
+
+    def has(self, stage: str) -> bool:
+        """Whether dvc.yaml generates stage group `stage` under this profile (its `foreach` list is not empty)."""
+        return stage not in PROFILE_ONLY or bool(getattr(self, PROFILE_ONLY[stage]))
 
     @property
     def name(self) -> str:

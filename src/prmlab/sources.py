@@ -9,10 +9,16 @@
   the policy's own responses (as many solutions, the same picking and noise), and `human_exact`, the same
   off-policy solutions with the verifier's labels. Against `human`, each isolates one of the ways the toy's
   human labels differ from the judge's: off-policy solutions, and the annotator's noise.
+- `consensus_soft` and `judge_matched`: two one-factor controls on labels the study already makes. The first is
+  MC's soft labels on exactly the responses consensus keeps (Fig. 3-4's hard vs soft *after* filtering, beside
+  `consensus`, MC's hard labels there); the second the judge's labels on exactly the policy responses that
+  `human_onpolicy` labels (the toy world's human - judge gap without the set's size and epochs).
+- `SOFT`: the sources whose PRMs train on MC's soft values (a regression loss), not on 0/1 labels.
 - `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets issue #26's targets.
 """
 
-SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "oracle", "outcome")
+SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "consensus_soft", "judge_matched", "oracle", "outcome")
+SOFT = ("mc_soft", "consensus_soft")
 HUMAN_SOURCES = ("prm800k", "math_shepherd")
 TOY_HUMAN = "human"
 TOY_HUMAN_CONTROLS = ("human_onpolicy", "human_exact")

@@ -44,6 +44,7 @@ from prmlab.prm import (
 )
 from prmlab.records import PRMExample
 from prmlab.result import Done
+from prmlab.sources import SOFT
 from prmlab.tracking import Progress
 from prmlab.training_config import TrainPRMConfig
 
@@ -377,18 +378,19 @@ def untrained(base: str, out: str, seed: int) -> dict:
 
 
 def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
-    """--source, --train, --out, the examples and how many mc_soft skipped for want of soft values."""
+    """--source, --train, --out, the examples and how many a soft source (mc_soft, consensus_soft) skipped for want
+    of soft values."""
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
     examples = read_jsonl(a.train, PRMExample)
     examples = examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
     without = 0
-    if a.source == "mc_soft" and (without := sum(e.soft is None for e in examples)):
+    if a.source in SOFT and (without := sum(e.soft is None for e in examples)):
         # The soft loss trains on MC values: a set without them trained nothing and was reported as "longer than
         # max_length" (issue #52). Some examples without them are a counted skip, never a silent one.
         if without == len(examples):
             raise DataError(f"{a.train}: none of its {len(examples)} examples carries soft values (field 'soft'): "
-                            "source mc_soft trains on MC values; make the set with stage prm_data@mc_soft")
-        print(f"[train_prm@mc_soft] {without}/{len(examples)} examples skipped: no soft values (field 'soft')", file=sys.stderr)
+                            f"source {a.source} trains on MC values; make the set with stage prm_data@{a.source}")
+        print(f"[train_prm@{a.source}] {without}/{len(examples)} examples skipped: no soft values (field 'soft')", file=sys.stderr)
         examples = [e for e in examples if e.soft is not None]
     return a.source, a.train, a.out, examples, without
 
@@ -397,14 +399,14 @@ def train_worker(cfg: dict, data: tuple) -> None:
     """A process of `torchrun` other than the first: it trains; the first process records."""
     source, _, out, examples, _ = data
     if examples:
-        train(examples, cfg["policy"].model, out, cfg["train_prm"], soft=source == "mc_soft")
+        train(examples, cfg["policy"].model, out, cfg["train_prm"], soft=source in SOFT)
 
 
 def train_prm(cfg: dict, data: tuple, run):
     """Stage train_prm: the PRM of one label source (`--source`), saved with its tokenizer to --out."""
     (source, train_file, out, examples, without_soft), c, base = data, cfg["train_prm"], cfg["policy"].model
     if examples:
-        m = train(examples, base, out, c, soft=source == "mc_soft", run=run)
+        m = train(examples, base, out, c, soft=source in SOFT, run=run)
     else:
         # E.g. consensus kept nothing. Saving the untrained model keeps a sweep going; metrics,
         # the MLflow run and the report all say plainly that this PRM was never trained.

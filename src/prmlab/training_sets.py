@@ -13,34 +13,40 @@ from prmlab.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and
 from prmlab.params import ParamsError
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response, labels_from_first_error
 from prmlab.result import Done
-from prmlab.sources import HUMAN_SOURCES, SOURCES, TOY_HUMANS
+from prmlab.sources import HUMAN_SOURCES, SOFT, SOURCES, TOY_HUMANS
+
+MATCHED = {"judge_matched": ("judge", "human_onpolicy")}  # a source: (the labels it takes, the set whose responses it labels)
 
 
 def step_labels(source: str, r: Response, m: MCLabel | None, j: JudgeLabel | None) -> list[int] | None:
     """Response r's step labels from one label source, None where that source has none for it."""
     if source in ("mc_hard", "mc_soft"):
         return None if m is None else m.hard
+    source = MATCHED.get(source, (source,))[0]
     if source == "outcome":
         # Outcome supervision, the BoN-optimised extreme (paper Fig. 8): every step carries the final
         # answer's correctness, all steps kept; a PRM trained on it learns outcomes, not processes.
         return [int(r.correct)] * len(r.steps)
     j_fe = None if j is None else j.first_error  # None: no judge label, or an unparsed answer
     # consensus: MC's first error where the judge names the same one ("no error" agreeing counts)
-    fe = {"judge": j_fe, "consensus": m.first_error if m is not None and m.first_error == j_fe else None,
-          "oracle": r.true_first_error}[source]
+    agreed = m.first_error if m is not None and m.first_error == j_fe else None
+    fe = {"judge": j_fe, "consensus": agreed, "consensus_soft": agreed, "oracle": r.true_first_error}[source]
     return None if fe is None else labels_from_first_error(len(r.steps), fe)
 
 
 def training_set(source: str, problems: dict[str, Problem], responses: list[Response], mc: dict[str, MCLabel],
-                 judge: dict[str, JudgeLabel]) -> list[PRMExample]:
-    """One label source's PRM training set: every response the source labels, in the responses' order."""
+                 judge: dict[str, JudgeLabel], only: set[str] | None = None) -> list[PRMExample]:
+    """One label source's PRM training set: every response the source labels (of those in `only`, where given: a
+    matched source's), in the responses' order. A soft source's examples carry MC's values for their steps."""
     rows = []
     for r in responses:
+        if only is not None and r.response_id not in only:
+            continue
         m = mc.get(r.response_id)
         labels = step_labels(source, r, m, judge.get(r.response_id))
         if labels is not None:
             rows.append(PRMExample(prompt=problems[r.problem_id].question, completions=r.steps[: len(labels)], labels=labels,
-                                   soft=m.soft if source == "mc_soft" else None, response_id=r.response_id))
+                                   soft=m.soft[: len(labels)] if source in SOFT else None, response_id=r.response_id))
     return rows
 
 
@@ -179,18 +185,30 @@ def prepare_consensus(a, cfg: dict) -> tuple:
     if "oracle" in cfg["train_prm"].sources and not any(r.true_first_error is not None for r in responses):
         raise ParamsError("train_prm.sources names 'oracle', but these responses carry no verifier labels "
                           "(only the toy world has them); drop it from the list")
-    return source, a.samples, (problems, responses, mc, judge)
+    only = None
+    if source in MATCHED:  # the responses another source's set labels: its file's response ids, each a policy response
+        path = Path(a.human) / f"{MATCHED[source][1]}.jsonl"
+        if not path.exists():
+            raise ParamsError(f"train_prm.sources names {source!r}, which labels the responses of {path}, but that file "
+                              "was never written (stage toy_human@toy: toy profile only)")
+        ids = {r.response_id for r in responses}
+        only = set()
+        for ln, ex in read_jsonl_lines(path, PRMExample):
+            if ex.response_id not in ids:
+                raise DataError(f"{path}:{ln}: field 'response_id': {ex.response_id!r} is not a response in {a.samples}")
+            only.add(ex.response_id)
+    return source, a.samples, (problems, responses, mc, judge, only)
 
 
 def consensus(cfg: dict, data, run):
     """Stage consensus: how often MC and the judge agree, each label source's training set size (sets
     themselves: prm_data), and every source's label quality against the verifier (toy world): the audit."""
-    _, _, (problems, responses, mc, judge) = data
+    _, _, (problems, responses, mc, judge, _) = data
     table = audit_table(responses, mc, judge)
     run.params({"with_oracle": bool(table)})  # the audit is {} where the responses carry no verifier labels
     counts = agreement_counts(responses, mc, judge)
     sets = {s: training_set(s, problems, responses, mc, judge) for s in cfg["train_prm"].sources
-            if s in SOURCES}  # human sources' counts: metrics/human_data/
+            if s in SOURCES and s not in MATCHED}  # human sources' counts: metrics/human_data/; a matched one's: prm_data
     for s, rows in sets.items():
         counts[f"examples_{s}"] = len(rows)
         counts[f"negative_share_{s}"] = sum(0 in ex.labels for ex in rows) / max(len(rows), 1)

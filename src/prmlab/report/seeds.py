@@ -327,18 +327,19 @@ def forest_rows(agg: list[dict]) -> list[dict]:
             for f in agg for n, e in f["estimates"].items() if e["lo"] == e["lo"]]
 
 
-def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[dict], dict, str]:
+def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | None = None) -> tuple[list[dict], dict, str]:
     """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
-    with why), reports/seeds.json's record and reports/seeds.md's text."""
+    with why), reports/seeds.json's record and reports/seeds.md's text; `dev`, the development seed's file (never in
+    the aggregate; reports/protocol.md), is shown beside it."""
     per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
     agg = [{**f, "why_inconclusive": why_inconclusive(f, len(per_seed))} for f in aggregate_seeds(per_seed)]
     base = seen["runs"]
     commits = sorted(set(base.values()))
     sens, sens_md = sensitivity(recs, agg)
     record = {"commit": commits[0] if len(commits) == 1 else commits, **seen, "wall_seconds": seconds, "findings": agg,
-              "sensitivity": sens}
+              "sensitivity": sens, "development_seed": {f["id"]: f["verdict"] for f in dev["findings"]} if dev else None}
     md = ["# The study over several seeds", "",
-          (f"The study of commit {commits[0]} (seed 0 is its committed study)" if len(commits) == 1 else
+          (f"The study of commit {commits[0]}" if len(commits) == 1 else
            "Seeds of one study (the same code, params and models) run from several commits: "
            + ", ".join(f"{seed_label(k)} {v}" for k, v in sorted(base.items())))
           + f"; runs: {', '.join(map(seed_label, sorted(per_seed)))}"
@@ -351,6 +352,9 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
           "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
           "the paper's effect it is meant to detect, where the paper gives one.", "",
           *across_table(agg), "",
+          *([f"Development seed {dev['seed']} (commit {dev['commit']}; its verdicts are not counted, "
+             "reports/protocol.md): " + "; ".join(f"{f['id']} {f['verdict']}" for f in dev["findings"]) + ".", ""]
+            if dev else []),
           f"![Every estimate across seeds: mean and 95% interval]({FOREST_PNG})", "",
           f"(the same intervals as DVC plot data: reports/{FOREST_JSON}, `dvc plots show`.)", ""]
     why = [f"- {f['claim']}: {f['why_inconclusive']}." for f in agg if f["why_inconclusive"]]
@@ -363,7 +367,8 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None) -> tuple[list[d
 # ------------------------------------------------------------------- the study at a glance (issue #56)
 
 # Plain text, so a page without an emoji font shows them (issue #56).
-MARKS = {"reproduced": "[+] reproduced", "not reproduced": "[-] not reproduced", "inconclusive": "[?] inconclusive"}
+MARKS = {"reproduced": "[+] reproduced", "not reproduced": "[-] not reproduced", "inconclusive": "[?] inconclusive",
+         "not testable in this world": "[n/a] not testable in this world"}
 
 
 def glance_rows(findings: list[dict], across: bool) -> list[dict]:
@@ -393,7 +398,8 @@ def glance(recs: list[dict], seeds: dict | None) -> dict:
 
 def verdict_counts(rows: list[dict]) -> str:
     c = Counter(r["verdict"] for r in rows)
-    return f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, {c['inconclusive']} inconclusive"
+    return (f"{c['reproduced']} reproduced, {c['not reproduced']} not reproduced, {c['inconclusive']} inconclusive"
+            + (f", {n} not testable in this world" if (n := c["not testable in this world"]) else ""))
 
 
 def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:

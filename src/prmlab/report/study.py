@@ -21,7 +21,7 @@ from prmlab import plots
 from prmlab.findings import Findings, pb_intervals
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
-from prmlab.params import PROFILE_ONLY
+from prmlab.params import PROFILE_OF, PROFILE_ONLY
 from prmlab.records import JudgeLabel, Response
 from prmlab.report.markdown import ci, f3, fmt, signed_ci, table, with_ci
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
@@ -43,7 +43,7 @@ def load_metrics(mdir: Path, profile: str = "toy", sources: list[str] | None = N
     and `train_prm` for `sources` (all when None): metrics another profile left never mix in. Plus `tune`, the
     subset eval_processbench tuned the PRMs' thresholds on, and `held`, the others: every ProcessBench number
     the report headlines is over those."""
-    m: dict[str, Any] = {s: read_json(p) if PROFILE_ONLY.get(s, profile) == profile and (p := mdir / f"{s}.json").exists()
+    m: dict[str, Any] = {s: read_json(p) if PROFILE_OF[PROFILE_ONLY.get(s, profile)] == profile and (p := mdir / f"{s}.json").exists()
                          else {} for s in STAGES}
     m["human_data"] = {s: read_json(p) for s in sources or [] if (p := mdir / "human_data" / f"{s}.json").exists()}
     m["train_prm"] = {p.stem: read_json(p) for p in sorted((mdir / "train_prm").glob("*.json"))

@@ -32,7 +32,7 @@ def point_measures(findings: dict, consensus: dict) -> dict:
     out = {"mc_first_error_accuracy": 100 * audit["mc"]["first_error_accuracy"] if "mc" in audit else None,
            "judge_first_error_accuracy": 100 * audit["judge"]["first_error_accuracy"] if "judge" in audit else None,
            "consensus_kept": 100 * consensus["consensus_kept_share"] if "consensus_kept_share" in consensus else None}
-    table4 = next((f for f in findings.get("findings", []) if f["id"] == "mc_judge_human"), {})
+    table4 = next((f for f in findings.get("findings", []) if f["id"] in ("mc_judge", "mc_judge_human")), {})  # older studies: mc_judge_human
     out["f1_judge_minus_mc"] = table4.get("estimates", {}).get("f1_judge_minus_mc")
     return out
 
