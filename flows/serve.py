@@ -6,7 +6,7 @@
     python -m flows.serve --cron "0 3 * * *" --timezone Europe/Paris   # 03:00 Paris time
 
 `flow.serve` registers the deployment and polls for its scheduled runs, executing them in this
-process. For remote workers use a Prefect work pool instead (see README, "Scale-out").
+process. For remote workers use a Prefect work pool instead (docs/running-at-scale.md, "Prefect").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Bad-input catalogue (issue 17): every bad input ends in one named error (file, line and field, or
 the params key) before any model loads, or in a counted skip that the stage's metrics and summary
-show; never a silent wrong result. docs/DESIGN.md keeps the table of these cases.
+show; never a silent wrong result. docs/bad-inputs.md keeps the table of these cases.
 
 Most cases call the readers and validators the stages call; a few run a stage's CLI (one process
 each, run side by side) for the one-line `[stage] error: ...` and exit 2; one runs label_mc for real

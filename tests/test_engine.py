@@ -25,7 +25,7 @@ pytest.importorskip("ray", reason="ray is installed by `make setup`")
 
 # Ray 2.60 turns token authentication on for a new local instance (and writes ~/.ray/auth_token); a node started
 # by `ray start` with RAY_AUTH_MODE unset then may not send the token the head expects. Every process here says
-# the mode, as README's cluster recipe does.
+# the mode, as the cluster recipe in docs/running-at-scale.md does.
 RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
 
 

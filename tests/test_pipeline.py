@@ -484,7 +484,7 @@ def test_work_pool_deployment_is_picked_up_and_completed_by_a_local_worker(study
 
 
 def test_dvc_exp_sweep_reruns_only_what_the_param_touches(study):
-    """The README's sweep command: `dvc exp run -S` on a committed study reruns only the stages
+    """docs/getting-started.md's `dvc exp run -S` on a committed study reruns only the stages
     downstream of the param and records the experiment with its params and metrics."""
     run(["git", "add", "-A"], study)  # what a user commits after a repro: dvc.lock, metrics, reports
     run(["git", "commit", "-qm", "the study"], study)

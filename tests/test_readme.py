@@ -1,13 +1,18 @@
 """Every command README's `bash` blocks show, checked as written (issue #56 item 5): a make target exists and
 dry-runs, a `dvc repro` names stages dvc.yaml has, and every other command's subcommand exists and takes each flag
-README gives it (its own `--help`, run from the venv as README runs it). Running them is other tests' work
-(test_pipeline runs `dvc repro`, `prmlab eval/metrics/ui/run`, flows.pipeline/serve/deploy, a sweep and the seeds on the
-tiny study); this one fails when README drifts from the code: a renamed flag, stage, target or module."""
+README gives it (its own `--help`, run from the venv as README runs it). The docs pages' commands are held to the same
+check; README's commands need no activated venv, and its cheap ones (prmlab metrics, dvc metrics/plots show, dvc repro
+--dry) run for real on a fresh copy of the project. Running the long ones is other tests' work (test_pipeline runs
+`dvc repro`, `prmlab eval/metrics/ui/run`, flows.pipeline/serve/deploy, a sweep and the seeds on the tiny study); this
+one fails when README or the docs drift from the code: a renamed flag, stage, target or module, a broken link."""
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -19,10 +24,14 @@ BIN = Path(sys.executable).parent
 SKIP = {"export", "sleep", "head", "srun"}  # shell plumbing (srun's own command is read after its flags)
 
 
-def readme_commands() -> list[list[str]]:
-    """Each command line of README's bash blocks as argv: continuation lines joined, comments and leading VAR=value
-    assignments dropped, `a && b` split, a wrapped command (`srun ... .venv/bin/ray start ...`) unwrapped."""
-    text = (ROOT / "README.md").read_text()
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+
+
+def readme_commands(path: Path = ROOT / "README.md") -> list[list[str]]:
+    """Each command line of a Markdown file's bash blocks (README's by default) as argv: continuation lines joined,
+    comments and leading VAR=value assignments dropped, `a && b` split, a wrapped command (`srun ... .venv/bin/ray
+    start ...`) unwrapped."""
+    text = path.read_text()
     cmds = []
     for block in re.findall(r"^```bash\n(.*?)^```", text, re.M | re.S):
         for line in re.sub(r"\\\n\s*", " ", block).splitlines():
@@ -50,8 +59,13 @@ def flags(argv: list[str]) -> list[str]:
     return sorted({a.split("=")[0] for a in argv if a.startswith("-") and a != "-m" and not re.fullmatch(r"-\d.*", a)})
 
 
+@functools.cache
+def _help(argv: tuple[str, ...]) -> subprocess.CompletedProcess:
+    return subprocess.run([*argv, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+
+
 def help_of(argv: list[str]) -> str:
-    p = subprocess.run([*argv, "--help"], cwd=ROOT, capture_output=True, text=True, timeout=180)
+    p = _help(tuple(argv))
     assert p.returncode == 0, (argv, p.stderr[-1500:])
     return p.stdout + p.stderr
 
@@ -122,6 +136,92 @@ def test_every_readme_command_exists_as_written(tmp_path):
         if problem := _check(argv, stages):
             wrong.append(f"{shlex.join(argv)}\n    -> {problem}")
     assert not wrong, "README commands that do not work as written:\n" + "\n".join(wrong)
+
+
+def test_every_docs_command_exists_as_written(tmp_path):
+    """The docs pages' bash blocks are held to README's check: a user copies commands from either."""
+    stages = dvc_stages(tmp_path)
+    seen, wrong = set(), []
+    for page in DOCS:
+        for argv in readme_commands(page):
+            if (key := tuple(argv)) in seen:
+                continue
+            seen.add(key)
+            if problem := _check(argv, stages):
+                wrong.append(f"{page.relative_to(ROOT)}: {shlex.join(argv)}\n    -> {problem}")
+    assert seen, "no commands found in docs/"
+    assert not wrong, "docs commands that do not work as written:\n" + "\n".join(wrong)
+
+
+def test_readme_commands_need_no_activated_venv():
+    """Every README command runs in a fresh shell: a make target (the Makefile puts the venv on PATH) or a tool
+    named by its path in .venv/bin; `python3` only for scripts/seeds_plain.py, which runs on another machine
+    without the venv."""
+    wrong = [shlex.join(a) for a in readme_commands()
+             if not (a[0] == "make" or a[0].startswith(".venv/bin/")
+                     or (a[0] == "python3" and a[1:3] == ["-m", "scripts.seeds_plain"]))]
+    assert not wrong, "README commands that need the venv activated:\n" + "\n".join(wrong)
+
+
+CHEAP = ([".venv/bin/prmlab", "metrics"], [".venv/bin/dvc", "metrics", "show"], [".venv/bin/dvc", "plots", "show"],
+         [".venv/bin/dvc", "repro", "--dry"])
+
+
+def fresh_clone(d: Path) -> Path:
+    """The tracked files of this checkout (as they are in the working tree) committed in a new git repo, with this
+    test's venv at .venv: what a clone holds after `make setup`."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    for rel in filter(None, files.split("\0")):
+        if (ROOT / rel).is_file():
+            (d / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / rel, d / rel)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "clone"]):
+        subprocess.run([*git, *cmd], cwd=d, check=True, capture_output=True)
+    (d / ".venv").symlink_to(BIN.parent)
+    return d
+
+
+def test_readme_cheap_commands_run_on_a_fresh_clone(tmp_path):
+    """README says the committed study is readable at once: its cheap commands (prmlab metrics, dvc metrics show,
+    dvc plots show, dvc repro --dry) run as written, with the venv off PATH, on a copy of the tracked files, and
+    exit 0 (`dvc plots show` writes its page)."""
+    cheap = [a for a in readme_commands() if any(a[:len(c)] == c for c in CHEAP)]
+    assert len({tuple(a[:2]) for a in cheap}) >= 3, cheap  # prmlab metrics, dvc metrics, dvc plots, dvc repro
+    clone = fresh_clone(tmp_path / "clone")
+    venv = str(BIN)
+    env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv)
+    for argv in dict.fromkeys(map(tuple, cheap)):
+        p = subprocess.run(list(argv), cwd=clone, env=env, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, (argv, p.stdout[-1500:], p.stderr[-1500:])
+        if argv[1:3] == ("plots", "show"):
+            assert (clone / "dvc_plots" / "index.html").stat().st_size > 0
+
+
+LINK = re.compile(r"\[[^\]]*\]\(([^)#\s]+)(?:#[^)]*)?\)")
+
+
+@pytest.mark.parametrize("page", [ROOT / "README.md", ROOT / "CHANGELOG.md", *DOCS], ids=lambda p: p.name)
+def test_docs_links_resolve(page):
+    """Every relative link of README, the changelog and the docs pages names a file or folder of the project."""
+    broken = [target for target in LINK.findall(page.read_text())
+              if "://" not in target and not (page.parent / target).exists()]
+    assert not broken, f"{page.relative_to(ROOT)}: broken links {broken}"
+
+
+def test_readme_is_a_short_path_and_docs_carry_no_work_log():
+    """README stays a user's path (<= 250 lines, <= 20,000 characters); README and docs/ name no issue or session
+    numbers (the history is CHANGELOG.md's and git's); docs/ has >= 4 pages, none over 800 lines."""
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 250 and len(readme) <= 20_000, (len(readme.splitlines()), len(readme))
+    log = re.compile(r"\bissues? #?\d|\(#\d+|\bsessions? \d", re.I)
+    for page in [ROOT / "README.md", *DOCS]:
+        hits = [m.group(0) for m in log.finditer(page.read_text())]
+        assert not hits, f"{page.relative_to(ROOT)} names issues or sessions: {hits}"
+    pages = [p for p in DOCS if p.name != "DESIGN.md"]  # DESIGN.md points to the pages that replaced it
+    assert len(pages) >= 4, pages
+    assert all(len(p.read_text().splitlines()) <= 800 for p in pages), {p.name: len(p.read_text().splitlines()) for p in pages}
 
 
 @pytest.mark.parametrize("argv, expect", [
