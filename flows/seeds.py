@@ -14,13 +14,13 @@ Seed k runs in its own clone of the repository at the pinned commit (runs/seeds/
 key shifted by k and only what the protocol needs (prmlab.protocol.seed_params: no ceiling, no human-label arms), by
 `dvc repro` there: so an edit made at HEAD after the pin neither invalidates a finished seed nor mixes into one, and a
 killed seed resumes from its finished stages (DVC's lock in its clone). The toy models are the committed ones.
-Each seed's findings are kept in reports/seeds/seed-<k>.json (committed) with the study they belong to (`study_id`:
+Each seed's findings are kept in reports/seeds/<study>/seed-<k>.json (committed) with the study they belong to (`study_id`:
 the code, graph, params and toy models of the pinned commit), so a seed of an older study is never mixed into this
 one's aggregate. Where DVC is not (a lent GPU machine), scripts/seeds_plain.py runs seeds without it and `--record`
 files each one's findings. `prmlab.findings.aggregate_seeds` combines them: mean, 95% t-interval across seeds, the
 mean within-seed bootstrap interval, and a verdict decided by the across-seed interval; while some are missing,
 reports/seeds.md says which, and what to run.
-Outputs: reports/seeds/seed-<k>.json, reports/seeds.md, reports/seeds.json, reports/protocol.md, reports/study.json.
+Outputs: reports/seeds/<study>/seed-<k>.json, reports/seeds.md, reports/seeds.json, reports/protocol.md, reports/study.json.
 """
 
 from __future__ import annotations
@@ -87,6 +87,14 @@ def experiments(project_dir: str) -> dict[str, str]:
 SEED_DIR = Path("reports") / "seeds"
 
 
+def seed_file(project_dir: str | Path, study: str, k: int) -> Path:
+    """Seed k's file of `study`: reports/seeds/<study>/seed-<k>.json, so one study's seeds never overwrite
+    another's; an older study's filed flat (reports/seeds/seed-<k>.json, the exploratory study's) is read where its
+    own folder lacks one."""
+    own = Path(project_dir) / SEED_DIR / study / f"seed-{k}.json"
+    return own if own.exists() or not (flat := Path(project_dir) / SEED_DIR / f"seed-{k}.json").exists() else flat
+
+
 # What decides a study's results, given its seeds: the code, the graph, every knob and the committed toy models.
 STUDY_INPUTS = ("src", "stages", "dvc.yaml", "params.yaml", "models", "data/models")
 
@@ -118,6 +126,20 @@ def pin(project_dir: str, rev: str) -> dict:
     rec = {"commit": commit, "study": study_id(project_dir, commit)}
     write_json(Path(project_dir) / protocol.PIN, rec)
     return rec
+
+
+def pin_line(project_dir: str | Path) -> str:
+    """The pinned study's commit and whether HEAD still makes the same study (its STUDY_INPUTS unchanged since the
+    pin), naming what changed where it does not; "" before a pin."""
+    if (p := pinned(project_dir)) is None:
+        return ""
+    head = git(project_dir, "rev-parse", "--short", "HEAD").strip()
+    changed = git(project_dir, "diff", "--name-only", p["commit"], "HEAD", "--", *STUDY_INPUTS).split()
+    same = ("HEAD makes the same study" if not changed else
+            f"HEAD ({head}) changed {len(changed)} of its files since ({', '.join(changed[:6])}"
+            + (", ..." if len(changed) > 6 else "") + "): its seeds still run from the pinned commit")
+    return (f"Pinned study {p['study']} at commit {p['commit']} (reports/study.json; its protocol: reports/protocol.md). "
+            f"{same}.")
 
 
 def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
@@ -181,7 +203,7 @@ def stale_lock(project_dir: str) -> str | None:
 
 
 def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, headline: dict | None = None) -> Path:
-    """reports/seeds/seed-<k>.json: a seed's findings (a report's reports/findings.json), the commit it ran
+    """reports/seeds/<study>/seed-<k>.json: a seed's findings (a report's reports/findings.json), the commit it ran
     from and that commit's study, how it ran, its exact-label PRMs against issue #26's targets, its
     headline (reports/headline.json: each PRM's own figures; None where the run's was not kept), and the
     machine and torch build its models computed on, as its own report recorded them (findings.json's `device`:
@@ -189,9 +211,10 @@ def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, 
     predates issue #54, and reports/seeds.md reads it as "not recorded")."""
     from prmlab.io import write_json
 
-    out = Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+    study = study_id(project_dir, commit)
+    out = Path(project_dir) / SEED_DIR / study / f"seed-{k}.json"
     dev = findings.get("device") or {}
-    write_json(out, {"seed": k, "commit": commit, "study": study_id(project_dir, commit), "ran": ran,
+    write_json(out, {"seed": k, "commit": commit, "study": study, "ran": ran,
                      "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline,
                      "machines": findings.get("machines", []), "machine": dev.get("machine"), "torch": dev.get("torch")})
     return out
@@ -203,7 +226,7 @@ def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dic
     wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
     recs, missing = {}, {}
     for k in (range(seeds) if study else range(1, seeds + 1)):  # an older study's seeds counted 0; this one's 1..N
-        name, f = f"seed-{k}", Path(project_dir) / SEED_DIR / f"seed-{k}.json"
+        name, f = f"seed-{k}", seed_file(project_dir, wanted, k)
         if not f.exists():
             missing[name] = "not run"
             continue
@@ -218,20 +241,21 @@ def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dic
 
 def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: dict[str, str]) -> None:
     root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
-    record, md = pending_page(seeds, recs, missing, head)
+    record, md = pending_page(seeds, recs, missing, head, pin_line(project_dir))
     write_json(root / "reports" / "seeds.json", record)
     atomic_write_text(root / "reports" / "seeds.md", md)
 
 
 def development_seed(project_dir: str, study: str | None = None) -> dict | None:
     """The development seed's file (seed 0) where it belongs to the study aggregated, else None."""
-    f = Path(project_dir) / SEED_DIR / f"seed-{protocol.DEVELOPMENT_SEED}.json"
     wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
+    f = seed_file(project_dir, wanted, protocol.DEVELOPMENT_SEED)
     return rec if f.exists() and (rec := json.loads(f.read_text()))["study"] == wanted else None
 
 
-def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None, dev: dict | None = None) -> list[dict]:
-    agg, record, md = aggregate_page(recs, seconds, dev)
+def write_aggregate(project_dir: str, recs: dict[str, dict], seconds: float | None, dev: dict | None = None,
+                    pinned_study: bool = True) -> list[dict]:
+    agg, record, md = aggregate_page(recs, seconds, dev, pin_line(project_dir) if pinned_study else "")
     # the across-seed forest plot the page shows, and its rows for `dvc plots show` (dvc.yaml's plots)
     reports = Path(project_dir) / "reports"
     fig = plots.findings_intervals(agg)
@@ -255,7 +279,7 @@ def seeds_study(project_dir: str = ".", seeds: int = 6, aggregate_only: bool = F
         recs, missing = collect(project_dir, seeds, study)
         if missing:  # nothing can run for an older study: say which files are not its, write nothing
             raise RuntimeError(f"study {study} lacks " + "; ".join(f"{k} ({why})" for k, why in sorted(missing.items())))
-        return write_aggregate(project_dir, recs, None)
+        return write_aggregate(project_dir, recs, None, pinned_study=False)
     t0 = time.monotonic()
     ks = only if only is not None else [] if aggregate_only else list(range(1, seeds + 1))
     pin_rec = pinned(project_dir)

@@ -576,7 +576,7 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     assert cp["profile"]["toy_arms"] == [] and set(cp["train_prm"]["sources"]) <= set(SEED_SOURCES)
     assert not (clone / "models" / "prm" / "oracle_ceiling").exists() and not (clone / "metrics" / "toy_human.json").exists()
     assert run(["git", "rev-parse", "--short", "HEAD"], clone).stdout.strip() == head
-    seed1 = json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())
+    seed1 = json.loads((study / "reports" / "seeds" / pin["study"] / "seed-1.json").read_text())
     assert seed1["study"] == pin["study"] and f"clone of {head}" in seed1["ran"] and seed1["headline"]
     assert seed1["findings"] == json.loads((clone / "reports" / "findings.json").read_text())["findings"]
     assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
@@ -589,7 +589,7 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     # a seed run elsewhere (scripts/seeds_plain.py) is recorded only for a commit of the pinned study
     found = clone / "reports" / "findings.json"
     run([*seeds, "--record", "1", "--findings", str(found), "--commit", head, "--ran-on", "this machine"], study)
-    assert json.loads((study / "reports" / "seeds" / "seed-1.json").read_text())["ran"] == "scripts.seeds_plain on this machine"
+    assert json.loads((study / "reports" / "seeds" / pin["study"] / "seed-1.json").read_text())["ran"] == "scripts.seeds_plain on this machine"
     other = run(["git", "rev-parse", "--short", "HEAD"], study).stdout.strip()
     refused = run([*seeds, "--record", "1", "--findings", str(found), "--commit", other], study, check=False)
     assert refused.returncode == 2 and "another study than the pinned one" in refused.stderr, refused.stderr

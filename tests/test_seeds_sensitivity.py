@@ -242,3 +242,22 @@ def test_the_seeds_page_shows_a_forest_plot_whose_rows_dvc_plots_reads():
     assert f"]({FOREST_PNG})" in md and f"reports/{FOREST_JSON}" in md
     one = {"seed-0": seed(0, [finding("hard_soft", {"f1_hard_minus_soft": 1.0})])}
     assert forest_rows(aggregate_page(one, None)[0]) == []  # one seed: no interval across seeds, no row
+
+
+def test_the_report_knows_its_confirmation_seeds_by_the_development_seed_beside_them():
+    """With confirmation seeds (reports/protocol.md), seed 0 is beside the aggregate, never in it: the report shows the
+    verdicts across seeds first when the development seed's points are this run's, and says whose they are when not."""
+    from prmlab.report.seeds import aggregate_page, glance, glance_lines
+
+    recs = {f"seed-{k}": seed(k, [finding("hard_soft", {"f1_hard_minus_soft": p})]) for k, p in ((1, 1.0), (2, 1.02))}
+    dev = seed(0, [finding("hard_soft", {"f1_hard_minus_soft": 0.5})])
+    agg, record, md = aggregate_page(recs, None, dev, "Pinned study s at commit c.")
+    assert sorted(record["runs"]) == ["seed-1", "seed-2"] and record["development_seed"]["commit"] == dev["commit"]
+    assert md.startswith("# The study over several seeds\n\nPinned study s at commit c.") and "Development seed 0" in md
+    this_run = dev["findings"]
+    g = glance(this_run, record)
+    assert g["confirmation"] and g["seeds"] == 2 and len(g["across_seeds"]) == 1
+    assert "the development seed 0, never counted" in "\n".join(glance_lines(g))
+    other = [dict(this_run[0], estimates={"f1_hard_minus_soft": [0.7, 0.0, 1.0]})]
+    g = glance(other, record)
+    assert not g["across_seeds"] and "another study's" in g["why_one_seed"]

@@ -40,6 +40,9 @@ NOT_TESTABLE = "not testable in this world"  # a verdict: the world sets the cla
 # the policy's own responses, the exact-label PRM (the verifier's labels: an upper bound), the off-policy human
 # PRM (near chance on Best-of-N in this world, and carrying an off-policy penalty), and PRM800K in the paper profile.
 PROCESS_REFS = ("judge", "prm800k", "human_onpolicy", "oracle", "human")
+# The PRMs the Best-of-N-on-F1 line is fit through (finding `rankings`): the label-source PRMs every confirmation
+# seed trains (prmlab.protocol.SEED_SOURCES), so the line is the same set in every seed and in the development seed.
+LINE = ("mc_hard", "mc_soft", "judge", "consensus", "consensus_soft", "outcome")
 # Fig. 8's references: the process-label PRMs above, and consensus (MC and judge agreeing: the paper's own recipe).
 FIG8_REFS = ("judge", "consensus", "prm800k", "human_onpolicy", "oracle", "human")
 
@@ -149,12 +152,13 @@ def problem_of(item_id: str) -> str:
     return item_id.rsplit("/", 1)[0] if "/" in item_id else item_id
 
 
-def bon_residuals(f1: dict[str, float], acc: dict[str, float]) -> dict[str, float]:
-    """Each PRM's Best-of-N accuracy minus the least-squares line of accuracy on ProcessBench F1 through every
-    PRM's point: the Best-of-N accuracy its F1 does not account for, in Best-of-N points. Scale-free where a
-    difference of gaps is not: F1 spreads 2-4x wider than Best-of-N across PRMs (issue #54), so (BoN gap) -
+def bon_residuals(f1: dict[str, float], acc: dict[str, float], fit: Sequence[str] | None = None) -> dict[str, float]:
+    """Each PRM's Best-of-N accuracy minus the least-squares line of accuracy on ProcessBench F1 through the points
+    of `fit` (every PRM's by default): the Best-of-N accuracy its F1 does not account for, in Best-of-N points.
+    Scale-free where a difference of gaps is not: F1 spreads 2-4x wider than Best-of-N across PRMs, so (BoN gap) -
     (F1 gap) favours whichever PRM is weaker on F1."""
-    xs, ys = [f1[p] for p in f1], [acc[p] for p in f1]
+    keys = [p for p in (fit or f1) if p in f1]
+    xs, ys = [f1[p] for p in keys], [acc[p] for p in keys]
     mx, my = mean(xs), mean(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
     slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx if sxx else 0.0
@@ -311,15 +315,16 @@ class Findings:
                               lambda sample: 100.0 * mean([self._raws(pick(rs)) - mean([self._raws(r) for r in rs])
                                                            for rs in (self.bon[p][prm] for p in sample)]))
 
-    def residual_gaps(self, a: str, refs: Sequence[str], prms: Sequence[str]) -> tuple[dict, dict]:
-        """`a`'s Best-of-N residual (`bon_residuals`, the line through every one of `prms`) minus each ref's, with
+    def residual_gaps(self, a: str, refs: Sequence[str], prms: Sequence[str],
+                      fit: Sequence[str] | None = None) -> tuple[dict, dict]:
+        """`a`'s Best-of-N residual (`bon_residuals`, the line through `fit`, else every one of `prms`) minus each ref's, with
         95% intervals: Best-of-N problems and ProcessBench problems resampled independently (different units),
         the line refitted in every resample. Also the point residuals, per PRM."""
         probs = sorted(self.bon)
         acc = lambda sample: {p: self.bon_acc(sample, p) for p in prms}  # noqa: E731
         f1 = lambda sample: self._pb_f1s(sample, prms)  # noqa: E731
-        point = bon_residuals(f1(self.pb_clusters), acc(probs))
-        reps = [bon_residuals(x, y) for x, y in zip(
+        point = bon_residuals(f1(self.pb_clusters), acc(probs), fit)
+        reps = [bon_residuals(x, y, fit) for x, y in zip(
             stats.bootstrap_values(self.pb_clusters, f1, self.n_boot, self.seed + 1, strata=lambda c: c[0][0]),
             stats.bootstrap_values(probs, acc, self.n_boot, self.seed))]
         return {r: (point[a] - point[r], *stats.percentile_interval([d[a] - d[r] for d in reps])) for r in refs}, point
@@ -457,11 +462,15 @@ class Findings:
         refs = self.refs("mc_hard", set(prms))
         if "mc_hard" not in prms or not refs or len(prms) < 3:
             return None
-        gaps, point = self.residual_gaps("mc_hard", refs, prms)
+        # The line is fit through the same PRMs in every seed (LINE: those a confirmation seed trains), so the
+        # development seed's extra arms do not move it; every PRM's residual is read off it.
+        fit = [p for p in LINE if p in prms]
+        fit = fit if len(fit) >= 3 else prms
+        gaps, point = self.residual_gaps("mc_hard", refs, prms, fit)
         res = ", ".join(f"{p} {point[p]:+.1f}" for p in prms)
         vs = "; ".join(f"mc_hard - {r} {_fmt_ci(*g)}" for r, g in gaps.items())
-        return (f"Best-of-N accuracy above (+) or below (-) the line of Best-of-N on ProcessBench F1 through all "
-                f"{len(prms)} PRMs, in points: {res}; {vs} (above 0: Best-of-N flatters mc_hard beyond its F1)",
+        return (f"Best-of-N accuracy above (+) or below (-) the line of Best-of-N on ProcessBench F1 through "
+                f"{', '.join(fit)}, in points: {res}; {vs} (above 0: Best-of-N flatters mc_hard beyond its F1)",
                 {f"bon_residual_mc_hard_minus_{r}": g for r, g in gaps.items()})
 
     def flawed_picks(self):
@@ -557,7 +566,8 @@ FINDINGS = (
                       effect=round(paper.HARD_F1_FILTERED - paper.SOFT_F1_FILTERED, 1)),)),
     Finding("rankings", "Best-of-N flatters MC-trained PRMs",
             "Best-of-N flatters a PRM trained on MC labels: its Best-of-N accuracy sits further above what its "
-            "ProcessBench F1 predicts (the line through every PRM) than the judge-label PRM's does",
+            "ProcessBench F1 predicts (the line through the label-source PRMs every seed trains) than the judge-label "
+            "PRM's does",
             f"Tables 3-4: the PRMs trained on MC and on human labels \"exhibit inverse performance relationships in "
             f"Best-of-8 and PROCESSBENCH\": MC {paper.MC_BON} Best-of-8 and {paper.MC_F1} avg. F1, human (PRM800K) "
             f"{paper.HUMAN_BON} and {paper.HUMAN_F1}, LLM-as-a-judge {paper.JUDGE_BON} and {paper.JUDGE_F1}; Tables 6-7 "

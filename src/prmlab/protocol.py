@@ -28,7 +28,7 @@ CONFIRMATION_SEEDS = (1, 2, 3, 4, 5, 6)
 # The PRMs a confirmation seed trains: every deciding estimate's two sides (FINDINGS: judge decides as the process
 # reference), nothing else. The secondaries (human, human_onpolicy, human_exact, judge_matched, oracle) and the
 # ceiling are measured on the development seed.
-SEED_SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "consensus_soft", "outcome")
+SEED_SOURCES = F.LINE  # the same PRMs the Best-of-N line is fit through in every seed
 EXPLORATORY_STUDY = "037c879d3b67"  # the six exploratory seeds (older statistics; their spreads size this protocol)
 MAX_SEEDS = 30  # "needs more than this": a claim this world cannot settle by seeds at this size
 PAGE = Path("reports") / "protocol.md"

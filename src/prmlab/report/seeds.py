@@ -172,16 +172,19 @@ def seeds_needed(sd: float, target: float, goal: str) -> str:
             f"more than 100 seeds at this spread would be needed to {goal}")
 
 
-def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], head: str) -> tuple[dict, str]:
+def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], head: str,
+                 pin_line: str = "") -> tuple[dict, str]:
     """reports/seeds.{json,md} while some seeds of the committed study (commit `head`) are missing: which, the
-    command, and each finished seed's own estimates and verdicts side by side (no interval across seeds yet)."""
-    md = ["# The study over several seeds", "",
+    command, and each finished seed's own estimates and verdicts side by side (no interval across seeds yet);
+    `pin_line`: the pinned study and whether HEAD still makes it."""
+    md = ["# The study over several seeds", "", *([pin_line, ""] if pin_line else []),
           f"**Pending**: {len(recs)} of the {seeds} seeds of the committed study (commit {head}) have run"
           + (f" ({', '.join(map(seed_label, sorted(recs)))})" if recs else "") + "; no aggregate until all have. Missing:", "",
           *[f"- {seed_label(name)}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
             for name, why in sorted(missing.items())], "", *provenance(recs),
           *per_seed_table({name: r["findings"] for name, r in recs.items()}), *targets_table(recs), *prm_table(recs)]
-    return {"commit": head, **runs(recs), "pending": missing, "findings": []}, "\n".join(md) + "\n"
+    return ({"commit": head, **runs(recs), "pending": missing, "findings": [], "pinned": pin_line or None},
+            "\n".join(md) + "\n")
 
 
 def across_table(agg: list[dict]) -> list[str]:
@@ -216,6 +219,14 @@ def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], st
         done = len(seeds.get("runs", {}))
         return [], (f"the seeds are pending ({done} of {done + len(seeds.get('pending') or {})} have run; "
                     "reports/seeds.md says which)")
+    if (dev := seeds.get("development_seed")) is not None:  # confirmation seeds (reports/protocol.md): seed 0 beside
+        for r in recs:
+            got = dev["findings"].get(r["id"], {}).get("estimates", {})
+            for name, est in r["estimates"].items():
+                if name not in got or abs(got[name] - est[0]) > 1e-9 * max(1.0, abs(est[0])):
+                    return [], (f"reports/seeds.json's seeds (commit {seeds.get('commit')}) are another study's: its "
+                                f"development seed's {name} is not this run's")
+        return list(seeds["findings"]), ""
     if "seed-0" not in seeds.get("runs", {}):
         return [], "reports/seeds.json has no seed 0"
     agg = {f["id"]: f for f in seeds["findings"]}
@@ -327,7 +338,8 @@ def forest_rows(agg: list[dict]) -> list[dict]:
             for f in agg for n, e in f["estimates"].items() if e["lo"] == e["lo"]]
 
 
-def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | None = None) -> tuple[list[dict], dict, str]:
+def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | None = None,
+                   pin_line: str = "") -> tuple[list[dict], dict, str]:
     """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
     with why), reports/seeds.json's record and reports/seeds.md's text; `dev`, the development seed's file (never in
     the aggregate; reports/protocol.md), is shown beside it."""
@@ -337,8 +349,13 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | Non
     commits = sorted(set(base.values()))
     sens, sens_md = sensitivity(recs, agg)
     record = {"commit": commits[0] if len(commits) == 1 else commits, **seen, "wall_seconds": seconds, "findings": agg,
-              "sensitivity": sens, "development_seed": {f["id"]: f["verdict"] for f in dev["findings"]} if dev else None}
-    md = ["# The study over several seeds", "",
+              "sensitivity": sens, # the development seed beside the aggregate, never in it: its commit, verdicts and points (the report
+              # matches its own estimates against these to know the aggregate is its study's: `this_run_seeds`)
+              "development_seed": {"commit": dev["commit"], "findings": {
+                  f["id"]: {"verdict": f["verdict"], "estimates": {n: v[0] for n, v in f["estimates"].items()}}
+                  for f in dev["findings"]}} if dev else None,
+              "pinned": pin_line or None}
+    md = ["# The study over several seeds", "", *([pin_line, ""] if pin_line else []),
           (f"The study of commit {commits[0]}" if len(commits) == 1 else
            "Seeds of one study (the same code, params and models) run from several commits: "
            + ", ".join(f"{seed_label(k)} {v}" for k, v in sorted(base.items())))
@@ -393,6 +410,7 @@ def glance(recs: list[dict], seeds: dict | None) -> dict:
     seeds."""
     agg, why = this_run_seeds(seeds, recs)
     return {"seeds": len(seeds["runs"]) if agg else 1, "commit": seeds.get("commit") if agg else None,
+            "confirmation": bool(agg) and seeds.get("development_seed") is not None,
             "why_one_seed": why, "across_seeds": glance_rows(agg, across=True), "one_seed": glance_rows(recs, across=False)}
 
 
@@ -418,9 +436,13 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
                f"{verdict_counts(g['across_seeds'])}.", "",
                table(["verdict", "claim", "deciding estimate", "mean over seeds", "95% interval across seeds"],
                      rows(g["across_seeds"])), "",
-               f"This run alone (seed 0 of those, the development seed; one seed): {verdict_counts(g['one_seed'])}.", ""]
+               ("This run alone (the development seed 0, never counted in the verdicts above: reports/protocol.md; one "
+                f"seed): {verdict_counts(g['one_seed'])}." if g.get("confirmation") else
+                f"This run alone (seed 0 of those, the development seed; one seed): {verdict_counts(g['one_seed'])}."), ""]
     elif g["one_seed"]:
-        md += [f"**This run, one seed** (no verdicts across seeds: {g['why_one_seed']}): {verdict_counts(g['one_seed'])}.", ""]
+        md += [f"**This run, one seed** (no verdicts across seeds: {g['why_one_seed']}; the committed study is the "
+               "development seed, whose verdicts are never counted: reports/protocol.md): "
+               f"{verdict_counts(g['one_seed'])}.", ""]
     if g["one_seed"]:
         md += [table(["verdict (one seed)", "claim", "deciding estimate", "this run", "95% bootstrap interval"],
                      rows(g["one_seed"])), ""]

@@ -510,7 +510,9 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str
           "Each claim is quoted from the paper with its table or figure, beside what this run measured, with a 95% "
           f"bootstrap interval ({n_boot} resamples of problems or ProcessBench items, paired between PRMs). The verdict "
           "follows the interval: *reproduced* if it lies wholly on the claimed side, *not reproduced* if wholly on the "
-          "other, *inconclusive* if it straddles it. One seed: intervals cover sampling of problems, not of training. "
+          "other, *inconclusive* if it straddles it; *not testable in this world* where the toy sets the claim by "
+          "design (reports/protocol.md says why, claim by claim). One seed: intervals cover sampling of problems, not "
+          "of training. "
           "The last column sets each interval's half-width beside the effect the paper reports: a half-width above "
           "it cannot resolve that effect.", "",
           *machines(trained), "",
