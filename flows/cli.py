@@ -30,10 +30,11 @@ checkpoint).
 
 `score` reads a JSONL of `{"id": ..., "step_scores": [...]}` rows (ids as the benchmark's: ProcessBench's `id`,
 PRMBench's `<classification>_<idx>`) and prints the benchmark's official numbers as one JSON object: ProcessBench
-per subset and `f1_avg` at the threshold tuned on --threshold-subset (default params
-`eval_processbench.threshold_subset`: gsm8k in the paper profile) unless --threshold is given, the items from --data (a folder of `<subset>.json` or an items JSONL; default
-data/processbench/items.jsonl); PRMBench `prmscore` overall, per class and per category at the harness's 0.5, the
-items from --data (default params `eval_prmbench.data`). Bad rows end in one line naming the file, line and field.
+per subset and `f1_avg` at the threshold tuned on --threshold-subset (default: gsm8k on the real benchmark, params
+`eval_processbench.threshold_subset` on the toy's) unless --threshold is given, the items from --data (a folder of
+`<subset>.json` or an items JSONL; default the real ProcessBench in ../shared/data/processbench where it is, else the
+toy study's data/processbench/items.jsonl); PRMBench `prmscore` overall, per class and per category at the harness's
+0.5, the items from --data (default params `eval_prmbench.data`). Numbers keep full precision. Bad rows end in one line naming the file, line and field.
 """
 
 from __future__ import annotations
@@ -257,6 +258,10 @@ def leaderboard_text(board: list[dict]) -> str:
     return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in [head, *body])
 
 
+# The real ProcessBench (Qwen/ProcessBench's <subset>.json) where the project's data sits beside the checkout.
+REAL_PROCESSBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "processbench"
+
+
 def score(benchmark: str, path: str, data: str | None, threshold: float | None, subset: str | None, params: Path) -> dict:
     """`prmlab score`: the library computes (prmlab.scorefile); this prints one JSON object, or one error line."""
     from prmlab.io import DataError
@@ -265,10 +270,17 @@ def score(benchmark: str, path: str, data: str | None, threshold: float | None, 
 
     try:
         cfg = read_params(params) if params.exists() else {}
-        subset = subset or (cfg.get("eval_processbench") or {}).get("threshold_subset", "gsm8k")
-        if data is None:
-            data = ("data/processbench/items.jsonl" if benchmark == "processbench"
-                    else (cfg.get("eval_prmbench") or {}).get("data", "../shared/data/prmbench"))
+        if data is None and benchmark == "processbench":  # the real benchmark first, else the toy study's build
+            found = [p for p in (REAL_PROCESSBENCH, Path("data/processbench/items.jsonl")) if p.exists()]
+            if not found:
+                raise DataError(f"no ProcessBench items at {REAL_PROCESSBENCH} or data/processbench/items.jsonl: "
+                                "pass --data (a folder of <subset>.json or an items JSONL)")
+            data = str(found[0])
+        elif data is None:
+            data = (cfg.get("eval_prmbench") or {}).get("data", "../shared/data/prmbench")
+        # the real benchmark's threshold subset is gsm8k (the paper's); the toy's is its params' (toy_tune)
+        real = Path(data).is_dir()
+        subset = subset or ("gsm8k" if real else (cfg.get("eval_processbench") or {}).get("threshold_subset", "gsm8k"))
         res = score_file(benchmark, path, data, threshold, subset)
     except (DataError, ParamsError) as e:
         sys.exit(f"prmlab score: {e}")
@@ -305,8 +317,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="ProcessBench: default tuned on --threshold-subset; PRMBench: default 0.5 (the harness's)")
     s.add_argument("--threshold-subset", default=None,
                    help="ProcessBench: the subset the threshold is tuned on (default: params eval_processbench.threshold_subset)")
-    s.add_argument("--data", default=None, help="the benchmark's items (default: data/processbench/items.jsonl; "
-                                                "params eval_prmbench.data)")
+    s.add_argument("--data", default=None, help="the benchmark's items (default: ProcessBench from ../shared/data/processbench, "
+                                                "else the toy study's data/processbench/items.jsonl; PRMBench from params "
+                                                "eval_prmbench.data)")
     s.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     u = sub.add_parser("ui", help="MLflow's UI on the study's store; prints links that open its runs table")
     u.add_argument("--host", default="127.0.0.1")

@@ -103,14 +103,15 @@ def test_hand_worked_prmscores(bench):
     # multi_solutions: TP1 FN1 -> f1 alone 2/3 (with negative_f1: 1/3)
     # redundency: TP1 FP1 -> f1 2/3, negative_f1 0 (P = 0/(0+0) = -1, R = 0/1 = 0) -> 1/3; `correct` not in it
     # circular: FP1 TN1 FN1 -> f1 -1, negative 1/2 -> -1/4 -> 0
-    assert t["classes"] == {"NR": 33.3, "NCL": 0.0, "ES": 53.3, "MS": 66.7}
+    assert t["classes"] == pytest.approx({"NR": 33.3, "NCL": 0.0, "ES": 53.3, "MS": 66.7}, abs=0.05)
+    assert t["classes"]["MS"] != 66.7  # full precision in the file (2/3 of a hundred): tables round, files do not
     # pooled (no `correct`): TP5 FP3 TN2 FN4: f1 = 2(5/8)(5/9)/(5/8+5/9) = 10/17; negative P 2/6, R 2/5 -> 4/11;
     # overall 0.5(10/17 + 4/11) = 89/187 = 0.4759
     assert t["matrix"] == {"TP": 5, "FP": 3, "TN": 2, "FN": 4}
     assert (t["f1"], t["negative_f1"]) == pytest.approx((10 / 17, 4 / 11))
-    assert t["prmscore"] == 47.6
+    assert t["prmscore"] == pytest.approx(47.6, abs=0.05)
     # categories: unweighted means of their classes present: (1/3 + 0)/2, ES alone, MS alone
-    assert t["categories"] == {"Simplicity": 16.7, "Soundness": 53.3, "Sensitivity": 66.7}
+    assert t["categories"] == pytest.approx({"Simplicity": 100 / 6, "Soundness": 160 / 3, "Sensitivity": 200 / 3})
     assert t["class_matrices"]["correct"] == {"TP": 2, "FP": 0, "TN": 0, "FN": 1}
     assert (t["items"], t["scored_items"], t["truncated_items"]) == (6, 6, 1)
     # without the `correct` copy the per-class and pooled numbers are the same: it counts nowhere else
@@ -157,8 +158,9 @@ def test_prmlab_score_end_to_end(bench, tmp_path):
     p = _cli("--benchmark", "prmbench", f, "--data", d)
     assert p.returncode == 0, p.stderr
     got = json.loads(p.stdout)
-    assert got["prmscore"] == 47.6 and got["classes"] == {"NR": 33.3, "NCL": 0.0, "ES": 53.3, "MS": 66.7}
-    assert got["categories"] == {"Simplicity": 16.7, "Soundness": 53.3, "Sensitivity": 66.7}
+    assert got["prmscore"] == pytest.approx(47.6, abs=0.05)
+    assert got["classes"] == pytest.approx({"NR": 33.3, "NCL": 0.0, "ES": 53.3, "MS": 66.7}, abs=0.05)
+    assert got["categories"] == pytest.approx({"Simplicity": 100 / 6, "Soundness": 160 / 3, "Sensitivity": 200 / 3})
     assert (got["missing_items"], got["truncated_items"]) == (0, 1)
     # ProcessBench: gsm8k-0 first below at step 1 = label; gsm8k-1 none below: -1, right; math-0 none below: wrong;
     # math-1 cut (2 of 3 scored) and none below: graded wrong. gsm8k 100/100/100, math 0/0/0, f1_avg 50.
@@ -342,3 +344,24 @@ def test_a_new_prm_is_ranked_among_the_published_rows():
     assert names[i - 1] == "ActPRM-X" and names[i + 1] == "Gemini-2.0-flash-exp", names  # 66.7 > 66.2 > 66.0
     assert "Skywork-PRM-7B" in names and "Skywork/Skywork-o1-Open-PRM-Qwen-2.5-7B (harness's saved output)" in names
     assert sum("Qwen2.5-Math-PRM-7B" in n for n in names) == 1  # the harness's 65.5 is the leaderboard's
+
+
+def test_prmlab_score_defaults_to_the_real_processbench(tmp_path):
+    """`prmlab score --benchmark processbench FILE --threshold 0.5` with no --data scores the real benchmark beside the
+    checkout (../shared/data/processbench): scores that are 0 exactly at each item's labelled first error give F1 100
+    on every subset, one below gives less, and the JSON keeps full precision."""
+    src = need_data("processbench")
+    rows, subsets = [], sorted(p.stem for p in src.glob("*.json"))
+    for sub in subsets:
+        for it in json.loads((src / f"{sub}.json").read_text()):
+            n, lab = len(it["steps"]), it["label"]
+            rows.append({"id": it["id"], "step_scores": [0.0 if i == lab else 1.0 for i in range(n)]})
+    f = tmp_path / "oracle.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    got = json.loads(_cli("--benchmark", "processbench", f, "--threshold", "0.5", cwd=tmp_path).stdout)
+    assert set(subsets) <= set(got) and all(got[s]["f1"] == 100.0 for s in subsets) and got["f1_avg"] == 100.0
+    assert got["scored_items"] == len(rows) and got["missing_items"] == 0
+    early = [dict(r, step_scores=[0.0] + r["step_scores"][1:]) for r in rows[::7]]  # an early alarm on some items
+    f.write_text("".join(json.dumps(r) + "\n" for r in early + [r for i, r in enumerate(rows) if i % 7]))
+    worse = json.loads(_cli("--benchmark", "processbench", f, "--threshold", "0.5", cwd=tmp_path).stdout)
+    assert worse["f1_avg"] < 100.0 and worse["f1_avg"] != round(worse["f1_avg"], 1)

@@ -158,11 +158,12 @@ def prmscore(c: Counter, f1_only: bool = False) -> float:
 
 
 def points(x: float) -> float:
-    return round(100 * x, 1)
+    """A share as points, at full precision: files keep every digit; the tables a person reads round (fmt1)."""
+    return 100 * x
 
 
 def prmscores(pooled: Counter, per: dict[str, Counter]) -> dict:
-    """PRMScore overall, per class (by the paper's abbreviation) and per category, in points with one decimal;
+    """PRMScore overall, per class (by the paper's abbreviation) and per category, in points (full precision);
     a class with no scored item is left out, and so is a category with none of its classes."""
     cls = {c: prmscore(per[c], c == MULTI) for c in ABBREV if c in per}
     cats = {name: sum(cls[c] for c in members if c in cls) / sum(c in cls for c in members)
