@@ -1,22 +1,24 @@
-"""Seeds of the toy study on a machine without DVC (a lent GPU machine), stages in parallel: a plain runner, not
-the way to run seeds where DVC is (flows.seeds queues them as DVC experiments, `--jobs N` at once).
+"""Confirmation seeds of the pinned toy study on a machine without DVC (a lent GPU machine), stages in parallel: a
+plain runner, not the way to run seeds where DVC is (flows.seeds runs each in a clone of the pinned commit).
 
-    python -m scripts.seeds_plain --export-graph graph.json              # here, with DVC: the stage graph, in order
+    git worktree add /tmp/pinned $(python -c "import json; print(json.load(open('reports/study.json'))['commit'])")
+    cd /tmp/pinned && python -m scripts.seeds_plain --export-graph graph.json   # with DVC: the pinned study's graph
     python3 -m scripts.seeds_plain --graph graph.json --seeds 1 2 --root /tmp/seeds --jobs 14  # there: no DVC needed
     python -m flows.seeds --seeds 6 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
 
-It runs dvc.yaml's stage commands (exported by --export-graph) in a copy of the project per seed, with every
-seed key of the committed params.yaml (HEAD's, kept in the graph) shifted by k (prmlab.params.shift_seeds, as
-flows.seeds does), each stage once the stages that make its inputs are done, several at a time (seeds 1 and 2
-together took 15 min on one H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1, against ~1 h 30 min
-each on 2 CPU cores). A stage whose marker (`.done/<stage>`) exists is skipped, so a killed run resumes; a seed
-stops at its first failed stage. Each stage logs to its own MLflow store (`mlruns/<stage>.db`: one SQLite file
-written by several processes at once locks) and to `logs/<stage>.log`; each stage process sees `--threads`
-cores (torch takes every core it sees, and a dozen processes each taking all 16 collapse: see the brief's
-one-thread-per-job note), through a sitecustomize.py under --root. The committed toy models (bootstrap@toy,
-train_judge@toy) are the same in every seed and never rerun. Record a finished seed's reports/findings.json
-with `flows.seeds --record` (it checks that the commit holds this study). It lives outside src/ on purpose: a
-change to the runner is not a change of the study (flows.seeds.study_id hashes src/).
+It runs dvc.yaml's stage commands (exported by --export-graph, from a checkout of the pinned commit) in a copy of the
+project per seed, with the protocol's seed params (prmlab.protocol.seed_params: every seed key of the graph's
+committed params.yaml shifted by k, no ceiling or human-label arms, only the deciding PRMs, as flows.seeds runs a
+seed) and only the stages `dvc repro` would run with them (prmlab.protocol.runs_in), each stage once the stages that
+make its inputs are done, several at a time (seeds 1 and 2 of an earlier, larger study together took 15 min on one
+H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1). A stage whose marker (`.done/<stage>`) exists is
+skipped, so a killed run resumes; a seed stops at its first failed stage. Each stage logs to its own MLflow store
+(`mlruns/<stage>.db`: one SQLite file written by several processes at once locks) and to `logs/<stage>.log`; each
+stage process sees `--threads` cores (torch takes every core it sees, and a dozen processes each taking all 16
+collapse: see the brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed toy models
+(bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished seed's
+reports/findings.json with `flows.seeds --record` (it checks that the commit holds the pinned study). It lives outside
+src/ on purpose: a change to the runner is not a change of the study (flows.seeds.study_id hashes src/).
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
-from prmlab.params import COMMITTED, shift_seeds  # noqa: E402
+from prmlab import protocol  # noqa: E402
+from prmlab.params import COMMITTED  # noqa: E402
 
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
@@ -87,10 +90,7 @@ def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
             shutil.copy(project / item, d / item)
     remove(d, {o for st in graph["stages"] if st["name"] not in COMMITTED_STAGES for o in st["outs"]})
     params = yaml.safe_load(graph["params"])
-    for key, v in shift_seeds(params, k).items():
-        sec, name = key.split(".")
-        params[sec][name] = v
-    (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (d / "params.yaml").write_text(yaml.safe_dump(seed_params(params, k), sort_keys=False))
     for sub in (".done", "logs", "mlruns"):
         (d / sub).mkdir(parents=True, exist_ok=True)
     (d / ".prepared").write_text(graph["commit"] + "\n")
@@ -103,6 +103,12 @@ SITECUSTOMIZE = """import os
 if os.environ.get("PRMLAB_CPUS"):
     os.cpu_count = lambda: int(os.environ["PRMLAB_CPUS"])
 """
+
+
+def seed_params(params: dict, k: int) -> dict:
+    """Seed k's params.yaml: the committed one with the protocol's seed settings (prmlab.protocol.seed_params: every
+    seed key shifted by k, no ceiling or human-label arms, only the deciding PRMs), as flows.seeds runs a seed."""
+    return protocol.apply(params, protocol.seed_params(params, k))
 
 
 def run_stage(d: Path, st: dict, threads: int) -> tuple[int, float]:
@@ -130,13 +136,18 @@ def run_seeds(project: Path, graph: dict, seeds: list[int], root: Path, jobs: in
               threads: int) -> list[tuple[int, str]]:
     """Every stage of each seed, at most `jobs` at a time; returns the (seed, stage) pairs that failed or
     could not start."""
+    import yaml
+
     (root / "_site").mkdir(parents=True, exist_ok=True)
     (root / "_site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
     todo = {}
     for k in seeds:
         d = prepare(project, root, k, graph)
+        params = yaml.safe_load((d / "params.yaml").read_text())
+        # the stages `dvc repro` would run with the seed's params: no ceiling, no human-label arms, the deciding PRMs
         todo |= {(k, st["name"]): (d, st) for st in graph["stages"]
-                 if st["name"] not in COMMITTED_STAGES and not (d / ".done" / st["name"]).exists()}
+                 if st["name"] not in COMMITTED_STAGES and protocol.runs_in(st["name"], params)
+                 and not (d / ".done" / st["name"]).exists()}
     t0, running, failed = time.time(), {}, []
     with ThreadPoolExecutor(jobs) as ex:
         while todo or running:

@@ -507,3 +507,10 @@ def test_a_confirmation_seed_runs_what_the_protocol_needs_and_nothing_else():
     assert got["profile"]["toy_arms"] == [] and got["train_prm"]["sources"] == ["mc_hard", "judge", "consensus_soft"]
     assert got["eval_processbench"]["reference_prms"] == {} == got["eval_bon"]["reference_prms"]
     assert set(got["train_prm"]["sources"]) <= set(SEED_SOURCES) and params["toy"]["seed"] == 0  # a copy
+    # the stages `dvc repro` generates under those params, which the plain runner (scripts/seeds_plain.py) runs too
+    from prmlab.protocol import runs_in
+
+    assert [runs_in(s, got) for s in ("ceiling@toy", "toy_human@toy", "problems@toy", "train_prm@judge",
+                                      "train_prm@human", "prm_data@consensus_soft", "sample", "inputs@real")] == \
+        [False, False, True, True, False, True, True, False]
+    assert runs_in("ceiling@toy", params) and runs_in("train_prm@human", params)  # the development seed's study

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from prmlab import findings as F
 from prmlab import stats
-from prmlab.params import shift_seeds
+from prmlab.params import PROFILE_ONLY, shift_seeds
 
 DEVELOPMENT_SEED = 0
 CONFIRMATION_SEEDS = (1, 2, 3, 4, 5, 6)
@@ -46,6 +46,16 @@ def seed_params(params: dict, k: int) -> dict[str, object]:
     for sec in ("eval_processbench", "eval_bon"):
         out[f"{sec}.reference_prms"] = {}
     return out
+
+
+def runs_in(stage: str, params: dict) -> bool:
+    """Whether DVC stage `stage` (e.g. `train_prm@judge`, `ceiling@toy`) exists under `params` (a seed's, from
+    `seed_params`): a one-profile stage needs its `profile` list, a per-source stage its source in train_prm.sources.
+    The plain runner (scripts/seeds_plain.py) runs exactly the stages `dvc repro` would."""
+    group, _, item = stage.partition("@")
+    if group in PROFILE_ONLY and not (params.get("profile") or {}).get(PROFILE_ONLY[group]):
+        return False
+    return group not in ("prm_data", "train_prm") or item in params["train_prm"]["sources"]
 
 
 def apply(params: dict, overrides: dict[str, object]) -> dict:
