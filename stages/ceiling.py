@@ -2,7 +2,7 @@
 
 The label sources' PRMs share the study's budget; this one is the recipe's ceiling beside them: the
 train split's draw extended to `ceiling.problems`, `ceiling.n` policy responses each, labelled by the
-verifier, `ceiling.steps` optimizer steps (docs/DESIGN.md, "The oracle's ceiling in the study").
+verifier, `ceiling.steps` optimizer steps (docs/study.md, "A ceiling PRM beside the label sources").
 The eval stages score it as `oracle_ceiling` (params `reference_prms`).
 
 Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`, `engine.ceiling` (where samples run). Core: prmlab.ceiling.ceiling.

@@ -6,8 +6,8 @@ optimizer steps), so that label sources are compared at equal cost. At that budg
 interval's lower end). benchmarks/bench_prm_budget.py found what closes it: distinct training responses
 (5,760 problems x 2 responses, ~7,750 distinct, 8,000 steps) and weight decay (`train_prm.weight_decay` 0.1).
 Without decay that budget met both targets on three training seeds of seed 0's world but missed them on
-study seed 2 (step AUC 0.818); with decay 0.1 it met them on both draws that were weakest (docs/DESIGN.md,
-sessions 18-22; reports/benchmarks.md). This stage trains that PRM once per study, so the report can show the recipe's
+study seed 2 (step AUC 0.818); with decay 0.1 it met them on both draws that were weakest (docs/study.md;
+reports/benchmarks.md). This stage trains that PRM once per study, so the report can show the recipe's
 ceiling beside the equal-budget PRMs: `oracle_ceiling`, scored by the eval stages as a PRM among the
 others (params `eval_processbench.reference_prms`, `eval_bon.reference_prms`), never a label source.
 

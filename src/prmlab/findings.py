@@ -13,7 +13,7 @@ Resampled: problems, never responses (issue #54). A toy ProcessBench item is one
 (`<problem>/r<k>`) and a problem's responses share its difficulty, so its items are resampled together
 (`problem_of`); Best-of-N rows are grouped by problem already.
 Each statistic was chosen to separate the paper's hypotheses in this world and written down (here, in
-docs/DESIGN.md and the report) before the confirmation seeds ran (issue #54).
+docs/study.md, reports/protocol.md and the report) before the confirmation seeds ran (issue #54).
 """
 
 from __future__ import annotations

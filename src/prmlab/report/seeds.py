@@ -26,7 +26,7 @@ from prmlab.report.markdown import f3, fmt1, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
 # Seed 0 is the committed study itself, the world the study was developed on: MC's completer temperature and the
-# ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/DESIGN.md; issue #54), so its
+# ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/study.md; issue #54), so its
 # verdicts are no independent draw. Every list of seeds marks it, and the sensitivity block decides without it.
 DEVELOPMENT_SEED = "seed-0"
 NOT_RECORDED = "not recorded"
@@ -292,7 +292,7 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
     full = groups[0]["findings"]
     md = ["## Sensitivity: without the development seed, by machine, each estimate alone", "",
           f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
-          "ceiling PRM's weight decay were chosen with its PRM results in view (docs/DESIGN.md): its verdicts are no "
+          "ceiling PRM's weight decay were chosen with its PRM results in view (docs/study.md): its verdicts are no "
           "independent draw, so each is decided again without it. Each seed's machine and torch build are what its "
           f"file records (its own report's, flows.seeds.write_seed); \"{NOT_RECORDED}\" where the file predates that "
           "(its line under \"How each seed ran\" says in words where it ran, never read as a machine here). A verdict "

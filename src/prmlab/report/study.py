@@ -386,7 +386,7 @@ def oracle_targets(m: dict, targets: dict[str, dict]) -> list[str]:
                + (f" At the ceiling's budget the recipe {'meets' if hit.get(CEILING) else 'still misses'} them"
                   + (": what the label sources lack is distinct training responses, each of which costs MC rollouts "
                      "and a judge call." if hit.get(CEILING) else ".") if CEILING in hit else "")
-               + " reports/benchmarks.md has the measured budgets and minutes, docs/DESIGN.md the levers tried.", ""]
+               + " reports/benchmarks.md has the measured budgets and minutes, docs/study.md the levers tried.", ""]
     return md
 
 

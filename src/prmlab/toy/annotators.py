@@ -9,7 +9,7 @@ policy's own responses, stays as an upper bound):
   policy is (params toy_models: steps, batch, lr, flawed share) but on its own corpus and seed
   (`writer_seed`) and with its own habits (`flaw_mix`), sampled as the policy is (params `sample`).
   Model text, not templates: template solutions with injected flaws taught a PRM far less (held-out
-  F1 30.6 against 38.3 for the writer's samples, same size and noise; docs/DESIGN.md, session 16);
+  F1 30.6 against 38.3 for the writer's samples, same size and noise; docs/study.md);
 - fewer: one solution for each of `n` problems, picked from the writer's `samples`: a flawed one with
   probability `flawed_share` when the problem has one (PRM800K's second phase chose convincing wrong
   solutions), else a clean one (the MC/judge sets label every policy response);

@@ -170,7 +170,7 @@ def check_steps(problem: Problem, text: str | list[str], blind: frozenset[str] =
     (`16 + 8 -> 24, claimed 25, wrong`), says which operand was never given or derived, or compares
     the boxed answer with the result. The toy judge learns to write these before its verdict, as
     the paper's judge analyses each paragraph before concluding (a judge that answers with the
-    index alone never learned to check anything; see docs/DESIGN.md).
+    index alone never learned to check anything; see docs/study.md).
     """
     steps = split_steps(text) if isinstance(text, str) else list(text)
     gold = int(problem.meta["nodes"][-1]["value"])
