@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -142,6 +144,11 @@ def pin_line(project_dir: str | Path) -> str:
             f"{same}.")
 
 
+def inside(root: Path, p: Path) -> bool:
+    """Whether `p` lies strictly inside folder `root` (no `..` or link leads out of it)."""
+    return p.resolve().is_relative_to(root.resolve()) and p.resolve() != root.resolve()
+
+
 def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
     """Confirmation seed k of the pinned study: `dvc repro` in a clone at the pinned commit with the protocol's seed
     params (prmlab.protocol.seed_params), then its findings filed (`write_seed`). Resumes a killed run."""
@@ -154,15 +161,60 @@ def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
         subprocess.run(["git", "clone", "-q", "--no-checkout", str(root), str(d)], check=True)
         subprocess.run(["git", "checkout", "-q", pin_rec["commit"]], cwd=d, check=True)
     params = yaml.safe_load(git(d, "show", f"{pin_rec['commit']}:params.yaml"))
-    (d / "params.yaml").write_text(yaml.safe_dump(protocol.apply(params, protocol.seed_params(params, k)), sort_keys=False))
+    seed = protocol.apply(params, protocol.seed_params(params, k))
+    # The committed files of stages a seed does not run (ceiling@toy's and toy_human@toy's metrics, the other PRMs'):
+    # the development seed's, never to be read as this seed's (its report reads the metrics folder).
+    lock = yaml.safe_load((d / "dvc.lock").read_text()) if (d / "dvc.lock").exists() else {}
+    for name, st in (lock.get("stages") or {}).items():
+        if not protocol.runs_in(name, seed):
+            for o in st.get("outs", []):
+                if inside(d, p := d / o["path"]):
+                    shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+    (d / "params.yaml").write_text(yaml.safe_dump(seed, sort_keys=False))
     t0 = time.monotonic()
-    proc = subprocess.run([venv_tool("dvc"), "repro"], cwd=d, capture_output=True, text=True, env=venv_env())
+    # The clone's own library first on the path: its stages import the pinned commit's prmlab, not the editable
+    # install's (HEAD's), which would mix later edits into the seed.
+    env = venv_env()
+    env["PYTHONPATH"] = os.pathsep.join(x for x in (str(d / "src"), env.get("PYTHONPATH", "")) if x)
+    proc = subprocess.run([venv_tool("dvc"), "repro"], cwd=d, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"seed {k}: dvc repro in {d} failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    minutes = (time.monotonic() - t0) / 60
     head = d / "reports" / "headline.json"
-    return write_seed(project_dir, k, pin_rec["commit"], json.loads((d / "reports" / "findings.json").read_text()),
-                      f"dvc repro in a clone of {pin_rec['commit']} ({(time.monotonic() - t0) / 60:.1f} min)",
-                      json.loads(head.read_text()) if head.exists() else None)
+    out = write_seed(project_dir, k, pin_rec["commit"], json.loads((d / "reports" / "findings.json").read_text()),
+                     f"dvc repro in a clone of {pin_rec['commit']} ({minutes:.1f} min)",
+                     json.loads(head.read_text()) if head.exists() else None)
+    record_cost(project_dir, pin_rec["study"], k, minutes, stage_seconds(d / "mlflow.db"), json.loads(out.read_text()))
+    return out
+
+
+def stage_seconds(db: Path) -> dict[str, float]:
+    """Each stage's own time in a seed's clone, from its MLflow store's runs (start to end; a stage process's start-up
+    and DVC's checks between stages are in the seed's total only)."""
+    import sqlite3
+
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as c:
+        rows = c.execute("select name, start_time, end_time from runs where end_time is not null").fetchall()
+    return {name: (end - start) / 1000 for name, start, end in rows}
+
+
+COST = Path("reports") / "benchmarks" / "seed_cost.json"
+
+
+def record_cost(project_dir: str, study: str, k: int, minutes: float, stages: dict[str, float], rec: dict) -> None:
+    """reports/benchmarks/seed_cost.json: each confirmation seed's wall minutes on its machine (the protocol's
+    per-seed cost), its stages' seconds, and the PRM training share, keyed by study and seed."""
+    from prmlab.io import read_json
+
+    path = Path(project_dir) / COST
+    got = read_json(path) if path.exists() else {}
+    prms = sum(v for n, v in stages.items() if n.startswith("train_prm@"))
+    got[f"{study}/seed-{k}"] = {"seed_minutes": round(minutes, 1), "train_prm_minutes": round(prms / 60, 1),
+                                "machine": rec.get("machine"), "torch": rec.get("torch"), "cores": os.cpu_count(),
+                                "stages_seconds": {n: round(v, 1) for n, v in sorted(stages.items())}}
+    write_json(path, got)
 
 
 def save_seed(project_dir: str, k: int) -> Path:

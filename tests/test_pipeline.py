@@ -563,7 +563,7 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     p = run(seeds, study, timeout=2400)
     agg = json.loads((study / "reports" / "seeds.json").read_text())
     assert agg["runs"] == {"seed-1": head, "seed-2": head} and agg["wall_seconds"] > 0 and agg["commit"] == head
-    assert set(agg["development_seed"]) == {f["id"] for f in json.loads((study / "reports" / "findings.json").read_text())["findings"]}
+    assert set(agg["development_seed"]["findings"]) == {f["id"] for f in json.loads((study / "reports" / "findings.json").read_text())["findings"]}
     for f in agg["findings"]:
         assert f["verdict"] in ("reproduced", "not reproduced", "inconclusive", "not testable in this world")
     assert all(f"{f['verdict']:>15}  {f['claim']}" in p.stdout for f in agg["findings"]), p.stdout
@@ -574,11 +574,16 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     cp, hp = (yaml.safe_load(f.read_text()) for f in (clone / "params.yaml", study / "params.yaml"))
     assert cp["toy"]["seed"] == hp["toy"]["seed"] + 1 and cp["train_prm"]["seed"] == hp["train_prm"]["seed"] + 1
     assert cp["profile"]["toy_arms"] == [] and set(cp["train_prm"]["sources"]) <= set(SEED_SOURCES)
+    # nor do the development seed's committed files of stages a seed does not run (its report reads the metrics folder)
     assert not (clone / "models" / "prm" / "oracle_ceiling").exists() and not (clone / "metrics" / "toy_human.json").exists()
+    assert not (clone / "metrics" / "ceiling.json").exists() and not (clone / "metrics" / "train_prm" / "oracle.json").exists()
     assert run(["git", "rev-parse", "--short", "HEAD"], clone).stdout.strip() == head
     seed1 = json.loads((study / "reports" / "seeds" / pin["study"] / "seed-1.json").read_text())
     assert seed1["study"] == pin["study"] and f"clone of {head}" in seed1["ran"] and seed1["headline"]
     assert seed1["findings"] == json.loads((clone / "reports" / "findings.json").read_text())["findings"]
+    # its cost, the protocol's per-seed target: wall minutes and each stage's own seconds (from the clone's MLflow runs)
+    cost = json.loads((study / "reports" / "benchmarks" / "seed_cost.json").read_text())[f"{pin['study']}/seed-1"]
+    assert cost["seed_minutes"] > 0 and "train_prm@judge" in cost["stages_seconds"] and "ceiling@toy" not in cost["stages_seconds"]
     assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
     # A code edit at HEAD after the pin: the pinned study's seeds still count, the same aggregate
     with open(study / "src" / "prmlab" / "findings.py", "a") as f:

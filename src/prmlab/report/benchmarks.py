@@ -400,6 +400,19 @@ def train_throughput(b: dict) -> list[str]:
     return md
 
 
+def seed_cost(b: dict) -> list[str]:
+    """Each confirmation seed's wall time on its machine (flows.seeds writes seed_cost.json as a seed finishes):
+    reports/protocol.md's per-seed cost, against its 45-minute target on 2 CPU cores."""
+    rows = [f"| {key} | {r['machine'] or 'not recorded'}, {r['cores']} cores | {r['seed_minutes']:.1f} | "
+            f"{r['train_prm_minutes']:.1f} | {_ok(r['seed_minutes'] <= 45)} |" for key, r in sorted(b.items())]
+    return ["## Confirmation seeds' cost (`python -m flows.seeds --only K`)", "",
+            "A confirmation seed runs what reports/protocol.md needs and nothing else (`prmlab.protocol.seed_params`), "
+            "by `dvc repro` in a clone of the pinned commit; wall minutes from its start to its findings, and the "
+            "minutes its PRMs trained (stage times from the clone's MLflow runs).", "",
+            "| study/seed | machine | seed (min) | of it, PRM training (min) | <= 45 min |", "|---|---|---|---|---|",
+            *rows, ""]
+
+
 def page() -> str:
     """reports/benchmarks.md: a section for each benchmark whose JSON is under D."""
     md = ["# prmlab benchmarks", "", "Written by `python -m benchmarks.write_report` from the JSON the benchmark scripts "
@@ -431,6 +444,8 @@ def page() -> str:
                f"| peak memory of any stage | {peak:.2f} GiB | < 8 GiB | {_ok(peak < 8)} |",
                f"| no-op `dvc repro` (median of {len(r['noop_repro_seconds_all'])}) | {noop:.1f} s | < 10 s | {_ok(noop < 10)} |", ""]
         md += targets_table(repro, long, seeds, budget)
+    if cost := _load("seed_cost.json"):
+        md += seed_cost(cost)
     if budget:
         md += prm_budget(budget)
     if world := _load("prm_world.json"):
