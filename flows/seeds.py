@@ -176,9 +176,11 @@ def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
     # install's (HEAD's), which would mix later edits into the seed.
     env = venv_env()
     env["PYTHONPATH"] = os.pathsep.join(x for x in (str(d / "src"), env.get("PYTHONPATH", "")) if x)
-    proc = subprocess.run([venv_tool("dvc"), "repro"], cwd=d, capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise RuntimeError(f"seed {k}: dvc repro in {d} failed (exit {proc.returncode}):\n{(proc.stdout + proc.stderr)[-3000:]}")
+    log = d / "repro.log"  # the stages' progress lines as they run (`tail -f` it); a failure's tail is raised
+    with open(log, "a") as f:
+        rc = subprocess.run([venv_tool("dvc"), "repro"], cwd=d, stdout=f, stderr=subprocess.STDOUT, env=env).returncode
+    if rc != 0:
+        raise RuntimeError(f"seed {k}: dvc repro in {d} failed (exit {rc}):\n{log.read_text()[-3000:]}")
     minutes = (time.monotonic() - t0) / 60
     head = d / "reports" / "headline.json"
     out = write_seed(project_dir, k, pin_rec["commit"], json.loads((d / "reports" / "findings.json").read_text()),
