@@ -277,10 +277,13 @@ def write_seed(project_dir: str, k: int, commit: str, findings: dict, ran: str, 
 def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dict[str, dict], dict[str, str]]:
     """The committed study's seeds from reports/seeds/ (or those filed under `study`, an older study's id): {seed-k:
     its file (`write_seed`)}, and {seed-k: why it does not count} for each missing seed or one of another study."""
-    wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
+    pin_rec = None if study else pinned(project_dir)
+    wanted = study or (pin_rec["study"] if pin_rec else study_id(project_dir))
     recs, missing = {}, {}
     for k in (range(seeds) if study else range(1, seeds + 1)):  # an older study's seeds counted 0; this one's 1..N
-        name, f = f"seed-{k}", seed_file(project_dir, wanted, k)
+        # the pinned study's seeds are in its own folder only; the flat files are an older study's
+        name, f = f"seed-{k}", (Path(project_dir) / SEED_DIR / wanted / f"seed-{k}.json" if pin_rec
+                                else seed_file(project_dir, wanted, k))
         if not f.exists():
             missing[name] = "not run"
             continue
@@ -294,7 +297,8 @@ def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dic
 
 
 def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: dict[str, str]) -> None:
-    root, head = Path(project_dir), git(project_dir, "rev-parse", "--short", "HEAD").strip()
+    root = Path(project_dir)
+    head = p["commit"] if (p := pinned(project_dir)) else git(project_dir, "rev-parse", "--short", "HEAD").strip()
     record, md = pending_page(seeds, recs, missing, head, pin_line(project_dir))
     write_json(root / "reports" / "seeds.json", record)
     atomic_write_text(root / "reports" / "seeds.md", md)
