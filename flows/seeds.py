@@ -118,6 +118,11 @@ def pinned(project_dir: str | Path) -> dict | None:
     return json.loads(f.read_text()) if f.exists() else None
 
 
+def this_study(project_dir: str | Path) -> str:
+    """The study whose seeds count: the pinned one (reports/study.json), else HEAD's."""
+    return p["study"] if (p := pinned(project_dir)) else study_id(project_dir)
+
+
 def pin(project_dir: str, rev: str) -> dict:
     """Pin the study at commit `rev`: it must hold reports/protocol.md as prmlab.protocol renders it there (the
     protocol precedes every seed that runs from it)."""
@@ -278,7 +283,7 @@ def collect(project_dir: str, seeds: int, study: str | None = None) -> tuple[dic
     """The committed study's seeds from reports/seeds/ (or those filed under `study`, an older study's id): {seed-k:
     its file (`write_seed`)}, and {seed-k: why it does not count} for each missing seed or one of another study."""
     pin_rec = None if study else pinned(project_dir)
-    wanted = study or (pin_rec["study"] if pin_rec else study_id(project_dir))
+    wanted = study or this_study(project_dir)
     recs, missing = {}, {}
     for k in (range(seeds) if study else range(1, seeds + 1)):  # an older study's seeds counted 0; this one's 1..N
         # the pinned study's seeds are in its own folder only; the flat files are an older study's
@@ -306,7 +311,7 @@ def write_pending(project_dir: str, seeds: int, recs: dict[str, dict], missing: 
 
 def development_seed(project_dir: str, study: str | None = None) -> dict | None:
     """The development seed's file (seed 0) where it belongs to the study aggregated, else None."""
-    wanted = study or (p["study"] if (p := pinned(project_dir)) else study_id(project_dir))
+    wanted = study or this_study(project_dir)
     f = seed_file(project_dir, wanted, protocol.DEVELOPMENT_SEED)
     return rec if f.exists() and (rec := json.loads(f.read_text()))["study"] == wanted else None
 
@@ -406,8 +411,7 @@ def main() -> None:
             commit = git(a.project_dir, "rev-parse", "--short", f"{a.commit}^{{commit}}").strip()
         except subprocess.CalledProcessError:
             ap.error(f"--commit {a.commit}: no such commit")
-        wanted = p["study"] if (p := pinned(a.project_dir)) else study_id(a.project_dir)
-        if study_id(a.project_dir, commit) != wanted:
+        if study_id(a.project_dir, commit) != this_study(a.project_dir):
             ap.error(f"--commit {commit} holds another study than the pinned one (src, stages, dvc.yaml, params.yaml or "
                      "models differ)")
         headline = Path(a.headline or Path(a.findings).with_name("headline.json"))
