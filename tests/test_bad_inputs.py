@@ -330,34 +330,43 @@ def test_mlflow_params_never_hold_url_credentials():
     # issue #30: a key in the query string was logged and printed, and requests went to `/v1?key=k/completions`
     assert _loggable("https://host/v1?key=SECRET&x=1") == "https://host/v1?key=***&x=***"
     assert _loggable("https://u:pw@host/v1?key=SECRET") == "https://***@host/v1?key=***"
+    assert _loggable("https://host/v1#access_token=SECRET") == "https://host/v1#***"
     assert _loggable("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
-
-    # a query that carries no credential still goes with every request (and its values are never shown)
-    gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?api-version=2024-06"))
-    assert str(gen.client.build_request("POST", "/completions").url) == "http://127.0.0.1:9/v1/completions?api-version=2024-06"
-    assert "2024-06" not in gen.url
-    gen.close()
+    # Any query string is refused where a backend is made, even one whose names say no credential (`?api-version=`):
+    # no list of names tells `subscription-key` from a setting, and dvc.lock records params in clear
+    with pytest.raises(ParamsError, match=r"^base_url carries a query string \(api-version=\)"):
+        BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?api-version=2024-06")
 
 
-@pytest.mark.parametrize("url, what", [("https://u:pw@host/v1", "a user name or password"),
-                                       ("https://host/v1?key=SECRET", r"a credential in its query \(key=\)"),
-                                       ("https://host/v1?api_key=S&x=1&token=T", r"a credential in its query \(api_key=, token=\)")])
-def test_credentials_never_reach_params(tmp_path, url, what):
+SECRET = "PLANTED-5ecret-0f-round-4"  # what no file a run writes may hold
+
+
+@pytest.mark.parametrize("section, key, url, what", [
+    ("judge", "base_url", "https://u:pw@host/v1", "a user name or password"),
+    ("judge", "base_url", f"https://host/v1?key={SECRET}", r"a query string \(key=\)"),
+    # round 4: names no list knew, written to dvc.lock in clear
+    ("judge", "base_url", f"https://host/v1?subscription-key={SECRET}&access_key={SECRET}",
+     r"a query string \(subscription-key=, access_key=\)"),
+    ("policy", "base_url", f"https://host/v1?{SECRET}", r"a query string \(not shown\)"),
+    ("judge", "base_url", f"https://host/v1#access_token={SECRET}", r"a fragment \(#\.\.\., not shown\)"),
+    ("engine", "ray", {"address": f"ray://host:10001?token={SECRET}"}, r"a query string \(token=\)"),
+])
+def test_credentials_never_reach_params(tmp_path, section, key, url, what):
     """Issue #52: a user:password or `?key=` in judge.base_url was written in clear into dvc.lock (DVC records
-    params), and a key pasted into judge.api_key_env was logged to MLflow while requests went keyless. Both are
-    refused where the section loads, before any stage records anything, and the secret is never echoed."""
-    import yaml
-
-    from prmlab.params import load_params
+    params), and a key pasted into judge.api_key_env was logged to MLflow while requests went keyless. Round 4:
+    `?subscription-key=&access_key=` passed the list of credential names. Any URL anywhere in the params file
+    with a user name, password, query string or fragment is refused where the file is read, by every section's
+    load (here label_mc's, which never reads the judge), before any stage records anything; never echoed."""
+    from prmlab.labeling import LabelMCConfig
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
-    params["judge"] |= {"backend": "openai", "base_url": url}
+    params[section][key] = url if isinstance(url, str) else {**params[section][key], **url}
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
-    with pytest.raises(ParamsError, match=rf"^judge\.base_url carries {what}, which dvc\.lock and MLflow would record") as e:
-        load_params("judge", BackendConfig, tmp_path / "p.yaml")
-    assert "SECRET" not in str(e.value) and "pw" not in str(e.value)
+    name = f"{section}.{key}" + ("" if isinstance(url, str) else ".address")
+    with pytest.raises(ParamsError, match=rf"^{re.escape(name)} carries {what}, which dvc\.lock and MLflow would record") as e:
+        load_params("label_mc", LabelMCConfig, tmp_path / "p.yaml")
+    assert SECRET not in str(e.value) and "pw" not in str(e.value)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["judge"] |= {"base_url": "https://host/v1", "api_key_env": "sk-proj-SECRET123"}
     (tmp_path / "p.yaml").write_text(yaml.safe_dump(params))
     with pytest.raises(ParamsError, match=r"^judge\.api_key_env must be the name of an environment variable") as e:

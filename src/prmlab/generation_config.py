@@ -9,8 +9,7 @@ import re
 from dataclasses import dataclass, field, fields
 from typing import Literal
 
-from prmlab.params import ParamsError, check
-from prmlab.tracking import url_secrets
+from prmlab.params import ParamsError, check, url_secrets
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")  # what both engines take by name
 

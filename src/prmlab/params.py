@@ -13,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import os
+import re
 import typing
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -48,7 +50,56 @@ def read_params(path: str | Path | None = None) -> dict[str, Any]:
         raise ParamsError(f"{p}: invalid YAML: {e}") from None
     if not isinstance(data, dict):
         raise ParamsError(f"{p}: expected a mapping of sections at the top level")
+    _no_secret_urls(data, "")
     return data
+
+
+def url_secrets(url: str) -> str | None:
+    """What of `url` would put a secret wherever the URL is written (dvc.lock, MLflow, logs, reports), None if
+    nothing: a user name or password, or any query string or fragment, whatever its names (`?subscription-key=`,
+    `?access_key=`, `?sig=`, `#access_token=`: no list of names tells a credential from a setting). Values are
+    never shown, and names only when short (a bare `?<key>` is a name)."""
+    try:
+        parts = urlsplit(url)
+        userinfo = parts.username is not None or parts.password is not None
+    except ValueError:
+        return "text that does not parse as a URL (not shown)"
+    if userinfo:
+        return "a user name or password"
+    if parts.query:
+        names = query_names(parts.query)
+        return f"a query string ({', '.join(f'{k}=' for k in names) if all(names) else 'not shown'})"
+    if parts.fragment:
+        return "a fragment (#..., not shown)"
+    return None
+
+
+def query_names(query: str) -> list[str | None]:
+    """The names of a URL query's parts, each None where it may be a secret itself: a part without `=` (`?<key>`)
+    or a name over 32 characters."""
+    return [part.split("=", 1)[0] if "=" in part and len(part.split("=", 1)[0]) <= 32 else None
+            for part in re.split(r"[&;]", query)]
+
+
+URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _no_secret_urls(node: Any, key: str) -> None:
+    """No URL anywhere in a params file carries a credential (`url_secrets`): DVC records params in dvc.lock
+    (committed) and every stage logs its own to MLflow, so one there is refused where the file is read, before
+    any stage records anything, naming its key and never showing the value."""
+    if isinstance(node, str) and URL.match(node) and (what := url_secrets(node)):
+        raise ParamsError(f"{key} carries {what}, which dvc.lock and MLflow would record in clear: leave it out of "
+                          "params (a backend's key goes in the environment variable its api_key_env names, sent as "
+                          "a bearer token)")
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(k, str) and URL.match(k):  # a URL as a name: said by its parent, never echoed
+                _no_secret_urls(k, f"a key of {key or 'the top level'}")
+            _no_secret_urls(v, f"{key}.{k}" if key else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            _no_secret_urls(v, f"{key}[{i}]")
 
 
 def _type_ok(value: Any, tp: Any, key: str) -> Any:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -28,7 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from prmlab.params import ParamsError
+from prmlab.params import ParamsError, query_names
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
@@ -372,41 +371,23 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
         yield StageRun(run, mlflow)
 
 
-# Query keys that carry a credential (a hosted API's `?key=`, a signed URL's `sig=`)
-SECRET_QUERY = re.compile(r"(?i)^(key|api[-_]?key|token|access[-_]?token|auth|authorization|password|passwd|secret|sig|signature|code)$")
-
-
-def url_secrets(url: str) -> str | None:
-    """What credential `url` carries (a user name or password, a secret query key), None if none."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.username is not None or parts.password is not None:
-        return "a user name or password"
-    keys = [k for k, _ in parse_qsl(parts.query, keep_blank_values=True) if SECRET_QUERY.match(k)]
-    return f"a credential in its query ({', '.join(f'{k}=' for k in keys)})" if keys else None
-
-
 def redact(url: str) -> str:
     """The URL without user:password and without query values (`?key=...`: hosted APIs take keys there),
     so credentials in a URL are never printed or logged."""
-    from urllib.parse import parse_qsl, urlsplit, urlunsplit
+    from urllib.parse import urlsplit, urlunsplit
 
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError:
         return "<unparseable URL>"
-    if parts.username is None and parts.password is None and not parts.query:
+    if parts.username is None and parts.password is None and not parts.query and not parts.fragment:
         return url
     netloc = parts.netloc
     if parts.username is not None or parts.password is not None:
         netloc = f"***@{parts.hostname or ''}" + (f":{port}" if port else "")
-    query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    query = "&".join(f"{k}=***" if k else "***" for k in query_names(parts.query)) if parts.query else ""
+    return urlunsplit((parts.scheme, netloc, parts.path, query, "***" if parts.fragment else ""))
 
 
 def _loggable(v: Any) -> Any:
