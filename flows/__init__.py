@@ -21,8 +21,11 @@ def venv_tool(name: str) -> str:
     return str(here) if here.exists() else (shutil.which(name) or name)
 
 
-def venv_env(env: dict | None = None) -> dict:
-    """`env` (default: this process's) with this interpreter's folder first on PATH: the stage commands DVC runs
-    call `python` from PATH, and must find the venv's, where prmlab is."""
-    env = dict(os.environ if env is None else env)
+def venv_env(params_file: str | Path, env: dict | None = None) -> dict:
+    """`env` (default: this process's) for the stages run on `params_file`, with this interpreter's folder first on
+    PATH: the stage commands DVC runs call `python` from PATH, and must find the venv's, where prmlab is. Secrets
+    other than those the stages' own work sends stay in this process (prmlab.tracking.stage_env)."""
+    from prmlab.tracking import stage_env
+
+    env = stage_env(params_file, env)
     return {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}

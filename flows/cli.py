@@ -55,13 +55,16 @@ INPUTS = {"processbench": [("data/processbench/items.jsonl", "build_processbench
           "prmbench": []}  # its folder is params' eval_prmbench.data, checked in `evaluate`
 
 
-def _stage(module: str, args: list[str], env: dict | None = None) -> None:
+def _stage(module: str, args: list[str], env: dict) -> None:
     p = subprocess.run([sys.executable, "-m", f"stages.{module}", *args], env=env)
     if p.returncode != 0:
         sys.exit(p.returncode)
 
 
 def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, params: str, env: dict) -> None:
+    from prmlab.tracking import stage_env
+
+    env = stage_env(params, env)  # the secrets the eval stages' own work sends, no other
     if "processbench" in which:
         _stage("eval_processbench", ["--items", "data/processbench/items.jsonl", *spec_args, "--metrics", str(out / "processbench.json"),
                                      "--scores", str(out / "processbench_scores.jsonl"), "--params", params], env)

@@ -61,7 +61,7 @@ def retriable(task, task_run, state) -> bool:
 @task(retries=1, retry_delay_seconds=5, retry_condition_fn=retriable, task_run_name="dvc repro {stage}")
 def repro_stage(stage: str, project_dir: str, parent_run_id: str | None) -> str:
     log = get_run_logger()
-    env = venv_env()
+    env = venv_env(Path(project_dir) / "params.yaml")
     if parent_run_id:
         env["PRMLAB_PARENT_RUN_ID"] = parent_run_id
     # Its own process group, so an interrupted flow stops dvc and the stage's python together (killpg below).

@@ -59,7 +59,8 @@ def run_queue(points: dict[str, list[str]], project_dir: str, jobs: int) -> None
     log = get_run_logger()
 
     def dvc(*args: str) -> subprocess.CompletedProcess:  # the venv first on PATH: stage commands run `python`
-        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True, env=venv_env())
+        return subprocess.run([venv_tool("dvc"), *args], cwd=project_dir, capture_output=True, text=True,
+                              env=venv_env(Path(project_dir) / "params.yaml"))
 
     if old := [name for name in points if name in experiments(project_dir)]:
         dvc("exp", "remove", *old).check_returncode()

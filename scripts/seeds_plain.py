@@ -38,6 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
 from prmlab import protocol  # noqa: E402
 from prmlab.params import COMMITTED  # noqa: E402
+from prmlab.tracking import stage_env  # noqa: E402
 
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
@@ -117,7 +118,7 @@ def run_stage(d: Path, st: dict, threads: int) -> tuple[int, float]:
     t0 = time.time()
     remove(d, st["outs"])
     pythonpath = ":".join(x for x in (str(d.parent / "_site"), str(d / "src"), str(d), os.environ.get("PYTHONPATH", "")) if x)
-    env = {**os.environ, "PYTHONPATH": pythonpath, "PRMLAB_CPUS": str(threads), "OMP_NUM_THREADS": str(threads),
+    env = {**stage_env(d / "params.yaml"), "PYTHONPATH": pythonpath, "PRMLAB_CPUS": str(threads), "OMP_NUM_THREADS": str(threads),
            "MLFLOW_TRACKING_URI": f"sqlite:///{d}/mlruns/{st['name'].replace('@', '_')}.db", "PYTHONUNBUFFERED": "1",
            # as `dvc repro` sets them: a foreach stage (train_prm@judge) reads its source from DVC_STAGE
            "DVC_STAGE": st["name"], "DVC_ROOT": str(d)}

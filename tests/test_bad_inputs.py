@@ -374,6 +374,79 @@ def test_credentials_never_reach_params(tmp_path, section, key, url, what):
     assert "SECRET" not in str(e.value)
 
 
+def _holding(folder: Path, secret: str) -> list[str]:
+    """Every file under `folder` (sockets and the like skipped) whose bytes hold `secret`."""
+    return [str(f) for f in folder.rglob("*") if f.is_file() and not f.is_symlink() and secret.encode() in f.read_bytes()]
+
+
+def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
+    """Round 4: the Ray engine forwarded every HF_*/VLLM_*/TRANSFORMERS_* variable as the replicas' runtime_env,
+    which Ray logs in clear (runtime_env_agent.log, mode 644, in a world-writable temp folder): HF_TOKEN leaked; a
+    `?subscription-key=` base_url landed in dvc.lock. Secrets planted in the environment (by name, and as a URL's
+    query) and in params: the sample stage on a private local Ray (its temp folder here) runs and says what it
+    did not send; `dvc repro` refuses the params in one line and writes no dvc.lock; a stage process the runners
+    start gets its backend's key (params' api_key_env) and no other secret; no file any of them wrote holds one."""
+    from prmlab.io import write_jsonl
+    from prmlab.toy.world import ToyWorldConfig, world_problems
+
+    ray_tmp = tmp_path_factory.mktemp("ray")  # short: Ray's socket paths must stay under 107 bytes
+    write_jsonl(tmp_path / "problems.jsonl", world_problems(ToyWorldConfig(n_train=2, n_eval=1, n_processbench=1))["train"])
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["policy"] |= {"model": str(ROOT / "models/policy"), "batch_size": 8}
+    params["sample"] |= {"n": 2, "shard_size": 4, "max_tokens": 16}
+    params["engine"] |= {"sample": "ray", "ray": {**params["engine"]["ray"], "address": "local", "replicas": 1}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    planted = {"HF_TOKEN": SECRET, "VLLM_API_KEY": SECRET, "TRANSFORMERS_SECRET_THING": SECRET,
+               "HF_ENDPOINT": f"https://hub.example/?access_key={SECRET}"}
+    env = {**_env(tmp_path), **planted, "RAY_TMPDIR": str(ray_tmp), "RAY_USAGE_STATS_ENABLED": "0", "HF_HUB_OFFLINE": "1"}
+    p = subprocess.run([sys.executable, "-m", "stages.sample", "--section", "sample", "--problems", str(tmp_path / "problems.jsonl"),
+                        "--out", str(tmp_path / "samples.jsonl"), "--metrics", str(tmp_path / "sample.json"),
+                        "--params", str(tmp_path / "params.yaml")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert "not sent to the replicas: HF_ENDPOINT, HF_TOKEN, TRANSFORMERS_SECRET_THING, VLLM_API_KEY (named like a secret" in p.stderr
+    sessions = list((ray_tmp / "ray").glob("session_*/logs"))
+    assert sessions and _holding(ray_tmp, "OMP_NUM_THREADS"), "Ray's session logs, where a runtime_env is written, were not found"
+    assert "replica ready" in p.stderr and (tmp_path / "sample.json").exists() and (tmp_path / "mlflow.db").exists()
+    assert not _holding(ray_tmp, SECRET) and not _holding(tmp_path, SECRET)
+    assert SECRET not in p.stdout + p.stderr
+
+    # dvc.lock: `dvc repro` of a stage that never reads the judge section refuses the file, naming the key
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for part in ("dvc.yaml", "src", "stages"):
+        (shutil.copytree if (ROOT / part).is_dir() else shutil.copy)(ROOT / part, repo / part)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["judge"]["base_url"] = f"https://host/v1?subscription-key={SECRET}&access_key={SECRET}"
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    dvc = str(Path(sys.executable).with_name("dvc"))
+    subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=repo, check=True)
+    env = {**_env(repo), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    out = subprocess.run([dvc, "repro", "problems@toy"], cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0
+    assert ("[problems] error: judge.base_url carries a query string (subscription-key=, access_key=), which dvc.lock and "
+            "MLflow would record in clear") in out.stderr, out.stderr[-2000:]
+    assert not (repo / "dvc.lock").exists() and SECRET not in out.stdout + out.stderr
+    assert _holding(repo, SECRET) == [str(repo / "params.yaml")]
+
+    # a stage process started by a runner (scripts/seeds_plain.py; the flows build theirs with the same stage_env)
+    from flows import venv_env
+    from scripts.seeds_plain import run_stage
+
+    seed = tmp_path / "seed"
+    for sub in ("logs", ".done", "mlruns"):
+        (seed / sub).mkdir(parents=True)
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["judge"]["api_key_env"] = "PRMLAB_TEST_JUDGE_KEY"
+    (seed / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    for k, v in {"GITHUB_TOKEN": SECRET, "AWS_SECRET_ACCESS_KEY_X": SECRET, "PRMLAB_TEST_JUDGE_KEY": "the-judge-key"}.items():
+        monkeypatch.setenv(k, v)
+    rc, _ = run_stage(seed, {"name": "env", "outs": [], "cmd": "python -c 'import os; print(sorted(os.environ.items()))'"}, 1)
+    kept = venv_env(seed / "params.yaml")
+    assert rc == 0 and "the-judge-key" in (seed / "logs" / "env.log").read_text()
+    assert not _holding(seed, SECRET)
+    assert kept["PRMLAB_TEST_JUDGE_KEY"] == "the-judge-key" and "GITHUB_TOKEN" not in kept and "PATH" in kept
+
+
 def test_an_unset_api_key_env_is_said(monkeypatch, capsys):
     from prmlab.generation import make_generator
 

@@ -35,7 +35,7 @@ from prmlab.generation import GenerationError, make_generator
 from prmlab.generation_config import BackendConfig
 from prmlab.params import ParamsError, check
 from prmlab.runtime import Closing
-from prmlab.tracking import Progress
+from prmlab.tracking import Progress, child_env
 
 Kind = Literal["local", "ray"]
 
@@ -194,7 +194,13 @@ class RayPool:
             backend = dataclasses.replace(backend, model=os.path.abspath(backend.model))
         replicas = replicas_fitting(rc, backend)
         need = _need(rc, backend)
-        env = {k: v for k, v in os.environ.items() if k.startswith(("VLLM_", "HF_", "TRANSFORMERS_"))}
+        # The engines' own settings, never a secret: Ray writes a runtime_env in clear into its session logs and GCS
+        env, held = child_env({k: v for k, v in os.environ.items() if k.startswith(("VLLM_", "HF_", "TRANSFORMERS_"))},
+                              urls=True)
+        if held:
+            print(f"[{desc}] not sent to the replicas: {', '.join(held)} (named like a secret, or a URL carrying one: "
+                  "Ray records a replica's environment in clear; a node reads its own, e.g. ~/.cache/huggingface/token)",
+                  file=sys.stderr, flush=True)
         if "GPU" not in need:  # CPU replicas share a machine's cores: no vLLM core pinning, `threads` each
             env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
             env["OMP_NUM_THREADS"] = str(rc.threads)
