@@ -26,7 +26,7 @@ import yaml
 from prefect import flow, task
 
 from flows.seeds import experiments, git, run_queue, seed_overrides, stale_lock, study_id
-from prmlab.io import atomic_write_text, write_json
+from prmlab.io import atomic_write_text, inside, write_json
 from prmlab.report.sweep import point_measures, sweep_page
 
 SWEEP_DIR = Path("reports") / "sweeps"
@@ -35,6 +35,16 @@ SWEEP_DIR = Path("reports") / "sweeps"
 def point_name(key: str, value, k: int) -> str:
     """The experiment's name: a git ref component (DVC keeps it as refs/exps/.../<name>)."""
     return f"sweep-{key.replace('.', '_')}-{value}-s{k}"
+
+
+def point_file(project_dir: str, key: str, value, k: int) -> Path:
+    """reports/sweeps/<key>/<value>-seed-<k>.json, or a ValueError naming the value where that is no file of that
+    folder (a value with `/` or `..` would write elsewhere, or where the page never reads it)."""
+    folder = Path(project_dir) / SWEEP_DIR / key
+    name = f"{value}-seed-{k}.json"
+    if Path(name).name != name or not inside(folder, name):
+        raise ValueError(f"value {value!r} of {key}: not a plain name (it names the point's file in {SWEEP_DIR / key})")
+    return folder / name
 
 
 def lookup(params: dict, key: str):
@@ -63,7 +73,7 @@ def save_point(project_dir: str, key: str, value, k: int, rev: str | None) -> Pa
             raise RuntimeError(f"sweep point {key}={value}, seed {k} ({rev or 'HEAD'}) has no {path}: {p.stderr.strip()}")
         return json.loads(p.stdout)
 
-    out = Path(project_dir) / SWEEP_DIR / key / f"{value}-seed-{k}.json"
+    out = point_file(project_dir, key, value, k)
     write_json(out, {"key": key, "value": value, "seed": k, "commit": base, "study": study_id(project_dir, base),
                      "ran": "the committed study" if rev is None else f"dvc exp run -n {point_name(key, value, k)}",
                      "measures": point_measures(show("reports/findings.json"), show("metrics/consensus.json"))})
@@ -120,6 +130,8 @@ def main() -> None:
     values = [yaml.safe_load(v) for v in a.values]
     try:
         lookup(yaml.safe_load(git(a.project_dir, "show", "HEAD:params.yaml")), a.key)
+        for v in values:
+            point_file(a.project_dir, a.key, v, 0)
         record = sweep(a.key, values, project_dir=a.project_dir, seeds=a.seeds, jobs=a.jobs, aggregate_only=a.aggregate_only)
     except (RuntimeError, ValueError) as e:
         ap.exit(2, f"error: {e}\n")

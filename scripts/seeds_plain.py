@@ -37,9 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
 from prmlab import protocol  # noqa: E402
+from prmlab.io import inside  # noqa: E402
 from prmlab.params import COMMITTED  # noqa: E402
 from prmlab.tracking import stage_env  # noqa: E402
 
+MARK = ".seeds-plain"  # in every seed's copy, first: the only folders under --root this runner removes
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
 
@@ -66,9 +68,32 @@ def makes(out: str, dep: str) -> bool:
     return out == dep or out.startswith(dep + "/") or dep.startswith(out + "/")
 
 
+def check_graph(path: Path, graph, root: Path) -> None:
+    """Before any work: every stage of the graph file has a plain name (its marker, log and store are files named
+    by it) and outs inside a seed's copy of the project (each is removed before its stage runs): an absolute out,
+    or one through `..`, would delete a path outside --root. One line naming the file and the out otherwise."""
+    stages = graph.get("stages") if isinstance(graph, dict) else None
+    if not isinstance(stages, list) or not all(isinstance(st, dict) for st in stages):
+        raise SystemExit(f"{path}: not a stage graph (--export-graph writes one): no list of stages")
+    for st in stages:
+        name, outs = st.get("name"), st.get("outs")
+        if not isinstance(name, str) or name in ("", ".", "..") or Path(name).name != name or "\0" in name:
+            raise SystemExit(f"{path}: stage name {name!r} is not a plain name (it names files under .done/, logs/ and "
+                             "mlruns/ of each seed's copy)")
+        if not isinstance(outs, list) or not all(isinstance(o, str) for o in outs):
+            raise SystemExit(f"{path}: stage {name}: outs must be a list of paths")
+        for out in outs:
+            if not inside(root / "seed-1", out):
+                raise SystemExit(f"{path}: stage {name}: out {out!r} is not inside a seed's copy of the project (an "
+                                 "absolute path, the copy itself, or one through ..): nothing was removed")
+
+
 def remove(d: Path, paths) -> None:
-    for p in (d / x for x in paths):
-        shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
+    for x in paths:
+        if not inside(d, x):  # check_graph refused it; here again after symlinks, at the point of deletion
+            raise SystemExit(f"{d}: refusing to remove {x!r}: not inside this seed's copy of the project")
+        p = d / x
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink(missing_ok=True)
 
 
 def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
@@ -82,12 +107,16 @@ def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
         if (made := (d / ".prepared").read_text().strip()) != graph["commit"]:
             raise SystemExit(f"{d} was prepared from commit {made}, the graph is {graph['commit']}'s: remove it to start over")
         return d
+    if d.exists() and not (d / MARK).exists() and any(d.iterdir()):
+        raise SystemExit(f"{d} exists and is no copy this runner made (no {MARK}): refusing to remove it; pick "
+                         "another --root or remove it yourself")
     shutil.rmtree(d, ignore_errors=True)  # a copy killed half-made
+    d.mkdir(parents=True)
+    (d / MARK).write_text("a seed's copy of the project, made by scripts/seeds_plain.py: it removes it at will\n")
     for item in PROJECT:
         if (project / item).is_dir():
             shutil.copytree(project / item, d / item)
         elif (project / item).exists():
-            d.mkdir(parents=True, exist_ok=True)
             shutil.copy(project / item, d / item)
     remove(d, {o for st in graph["stages"] if st["name"] not in COMMITTED_STAGES for o in st["outs"]})
     params = yaml.safe_load(graph["params"])
@@ -187,7 +216,12 @@ def main() -> None:
         return export_graph(project, Path(a.export_graph))
     if not a.graph or not a.seeds or min(a.seeds) < 1:
         ap.error("--graph and --seeds K... (K >= 1: seed 0 is the committed study) are needed")
-    failed = run_seeds(project, json.loads(Path(a.graph).read_text()), a.seeds, Path(a.root).resolve(), a.jobs, a.threads)
+    try:
+        graph = json.loads(Path(a.graph).read_text())
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"{a.graph}: cannot read the stage graph ({getattr(e, 'strerror', None) or e})") from None
+    check_graph(Path(a.graph), graph, Path(a.root).resolve())
+    failed = run_seeds(project, graph, a.seeds, Path(a.root).resolve(), a.jobs, a.threads)
     print(f"failed: {failed or 'none'}")
     sys.exit(1 if failed else 0)
 

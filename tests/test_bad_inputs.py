@@ -886,6 +886,68 @@ def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
     assert "unrecognized arguments" in (d / "logs" / "train_prm@evil.log").read_text()
 
 
+def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monkeypatch):
+    """Round 4: scripts/seeds_plain.py removed any path a graph file names as an out, an absolute one outside --root
+    included, exit 0. Now every path a runner removes or overwrites that input data builds (a graph's outs and
+    stage names, a seed's copy under --root, a sweep value in its point's file name) is checked to lie inside its
+    own folder (prmlab.io.inside: not absolute, not the folder itself, not out through `..` or a symlinked folder),
+    before any work: one line naming the graph file and the out, and nothing is touched."""
+    from flows.sweep import point_file
+    from prmlab.io import inside
+    from scripts import seeds_plain
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("not the runner's")
+    root = tmp_path / "seeds"
+    good = {"name": "problems@toy", "cmd": "python -c pass", "deps": [], "outs": ["data/problems/train.jsonl"]}
+    bad = {"absolute": ({**good, "outs": [str(victim)]}, f"out {str(victim)!r} is not inside a seed's copy"),
+           "dotdot": ({**good, "outs": ["data/../../../victim"]}, "out 'data/../../../victim' is not inside"),
+           "the-copy": ({**good, "outs": ["."]}, "out '.' is not inside"),
+           "name": ({**good, "name": "../../victim/x"}, "stage name '../../victim/x' is not a plain name")}
+    for why, (st, says) in bad.items():
+        g = tmp_path / f"graph-{why}.json"
+        g.write_text(json.dumps({"commit": "abc", "params": "{}", "stages": [good, st]}))
+        monkeypatch.setattr(sys, "argv", ["seeds_plain", "--project-dir", str(ROOT), "--graph", str(g), "--seeds", "1",
+                                          "--root", str(root)])
+        with pytest.raises(SystemExit) as e:
+            seeds_plain.main()
+        assert str(e.value.code).startswith(f"{g}: ") and says in str(e.value.code) and "\n" not in str(e.value.code)
+    assert (victim / "keep.txt").exists() and not root.exists()
+
+    # at the point of removal too: an out through a symlinked folder of the copy; an out that is a link goes alone
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "data").symlink_to(victim)
+    (copy / "link").symlink_to(victim)
+    with pytest.raises(SystemExit, match=r"refusing to remove 'data/keep\.txt': not inside this seed's copy"):
+        seeds_plain.remove(copy, ["data/keep.txt"])
+    seeds_plain.remove(copy, ["link"])
+    assert not (copy / "link").exists() and (victim / "keep.txt").exists()
+
+    # a seed's copy: made with its mark first, so only a copy the runner made is ever removed
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "dvc.yaml").write_text("stages: {}\n")
+    graph = {"commit": "abc", "params": "{}", "stages": []}
+    d = seeds_plain.prepare(project, root, 1, graph)
+    assert (d / seeds_plain.MARK).exists() and (d / ".prepared").exists() and (d / "dvc.yaml").exists()
+    (d / ".prepared").unlink()  # killed half-made: made again
+    assert (seeds_plain.prepare(project, root, 1, graph) / ".prepared").exists()
+    (root / "seed-2").mkdir()
+    (root / "seed-2" / "mine.txt").write_text("not the runner's")
+    with pytest.raises(SystemExit, match=r"seed-2 exists and is no copy this runner made \(no \.seeds-plain\)"):
+        seeds_plain.prepare(project, root, 2, graph)
+    assert (root / "seed-2" / "mine.txt").exists()
+
+    # a sweep point's file, named by a value from the command line
+    assert point_file(str(tmp_path), "label_mc.temperature", 0.7, 1) == tmp_path / "reports/sweeps/label_mc.temperature/0.7-seed-1.json"
+    for value in ("../../../victim/keep.txt", "a/b"):
+        with pytest.raises(ValueError, match=rf"^value '{re.escape(value)}' of label_mc\.temperature: not a plain name"):
+            point_file(str(tmp_path), "label_mc.temperature", value, 0)
+    assert inside(tmp_path, "a/b") and not inside(tmp_path, "/etc") and not inside(tmp_path, "a/../..")
+
+
 def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
     """Issue #52: `reference_prms: {judge: ...}` turned the prm/judge row into the other model's figures and the
     trained judge PRM was never scored; the same for `--prm judge=...`."""

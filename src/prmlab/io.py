@@ -37,6 +37,15 @@ class DataError(ValueError):
 MIN_FREE_BYTES = 64 * 2**20  # an output folder with less free space is refused before the work (check_writable)
 
 
+def inside(folder: str | Path, path: str | Path) -> bool:
+    """`path` (relative to `folder`) names something strictly inside `folder`: not absolute, not `folder` itself,
+    not out of it through `..` or a symlinked folder (the last part may be a link: removing it removes the link).
+    What a tool that deletes or overwrites a path built from input data (a graph's outs, a CLI value) checks first."""
+    base = Path(folder).resolve()
+    p = Path(os.path.normpath(base / path))
+    return p != base and p.parent.resolve().is_relative_to(base)
+
+
 def check_writable(path: str | Path) -> None:
     """The folder output `path` goes in (or its nearest existing parent: nothing is made here) takes a new file
     and has MIN_FREE_BYTES free: a read-only or full folder stops a stage before its work, not after it (issue
