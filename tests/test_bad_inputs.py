@@ -1378,3 +1378,117 @@ def test_a_tracking_store_that_never_answers_or_is_broken(tmp_path):
     holder.close()
     check_store(f"sqlite:///{locked}", timeout_s=1.0)  # free again
     check_store(f"sqlite:///{tmp_path / 'new.db'}")  # not there yet: MLflow creates it
+
+
+@pytest.fixture
+def wrong_servers():
+    """Web servers on loopback that answer but are no MLflow and no Ray: `web` (404 on /health, HTML), `health-only`
+    (/health says OK, the REST API is an HTML page), `api-hangs` (/health says OK, the API never answers), and
+    `silent` (accepts connections, never says a byte). {kind: port}."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    stop = threading.Event()
+
+    def handler(kind: str):
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                if self.path == "/health" and kind != "web":
+                    body, ctype, code = b"OK", "text/plain", 200
+                elif kind == "api-hangs":
+                    stop.wait(30)
+                    return
+                else:
+                    body, ctype, code = b"<html><body>Not here</body></html>", "text/html", 200 if kind == "health-only" else 404
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+        return H
+
+    servers = {kind: ThreadingHTTPServer(("127.0.0.1", 0), handler(kind)) for kind in ("web", "health-only", "api-hangs")}
+    for srv in servers.values():
+        srv.daemon_threads = True
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    yield {**{k: srv.server_port for k, srv in servers.items()}, "silent": silent.getsockname()[1]}
+    stop.set()
+    for srv in servers.values():
+        srv.shutdown()
+        srv.server_close()
+    silent.close()
+
+
+def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound(wrong_servers, tmp_path, tmp_path_factory):
+    """Round 4: a web server that is not MLflow passed the store check (a 404 on /health counted as reachable), one whose
+    /health answers but whose API hangs held a stage 256 s, and a Ray address that accepts TCP but is not Ray hung the
+    stage in ray.init (still there at 180 s: the probe tested the TCP connect only). Each is one line naming
+    MLFLOW_TRACKING_URI or engine.ray.address within the check's bound; a real MLflow server and a real Ray node
+    pass the same checks."""
+    import threading
+
+    from prmlab.engine import _probe
+    from prmlab.tracking import check_store
+
+    says = {"web": "not an MLflow tracking server (/health answered 404 '<html><body>Not here</body></html>', where "
+                   "MLflow answers 200 OK)",
+            "health-only": "not an MLflow tracking server (its REST API answered 200 text/html '<html><body>Not here</body>"
+                           "</html>', not MLflow's JSON)",
+            "api-hangs": "the tracking server's API did not answer in 1 s",
+            "silent": "the tracking server did not answer in 1 s"}
+    for kind, message in says.items():
+        uri = f"http://127.0.0.1:{wrong_servers[kind]}"
+        t0 = time.monotonic()
+        with pytest.raises(ParamsError) as e:
+            check_store(uri, timeout_s=1.0)
+        assert str(e.value).startswith(f"MLFLOW_TRACKING_URI {uri}: {message}"), str(e.value)
+        assert time.monotonic() - t0 < 4 and "\n" not in str(e.value)
+    for kind, said in (("silent", "no answer within 1s"), ("web", "it answered '<!DOCTYPE HTML>'")):
+        t0 = time.monotonic()
+        with pytest.raises(ParamsError) as e:
+            _probe(f"127.0.0.1:{wrong_servers[kind]}", 1.0)
+        assert str(e.value).startswith(f"engine.ray.address '127.0.0.1:{wrong_servers[kind]}': accepts connections but is "
+                                       f"no Ray cluster (a Ray node answers gRPC at once; {said}"), str(e.value)
+        assert time.monotonic() - t0 < 3
+
+    # the stage, by its command line: one line, exit 2, before any model loads and before its MLflow run
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    params["engine"] |= {"sample": "ray", "ray": {**params["engine"]["ray"], "address": f"127.0.0.1:{wrong_servers['silent']}",
+                                                  "connect_timeout_s": 1}}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    (tmp_path / "problems.jsonl").write_text(json.dumps(PROBLEM) + "\n")
+    p = subprocess.run([sys.executable, "-m", "stages.sample", "--section", "sample", "--problems", str(tmp_path / "problems.jsonl"),
+                        "--out", str(tmp_path / "samples.jsonl"), "--metrics", str(tmp_path / "sample.json"), "--params",
+                        str(tmp_path / "params.yaml")], cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr[-2000:]
+    assert p.stderr.startswith(f"[sample] error: engine.ray.address '127.0.0.1:{wrong_servers['silent']}': accepts connections "
+                               "but is no Ray cluster"), p.stderr
+    assert not (tmp_path / "samples.jsonl").exists()
+
+    # the real servers pass: MLflow's own app (its first request makes the store's tables), a local Ray's GCS
+    os.environ |= {"_MLFLOW_SERVER_FILE_STORE": f"sqlite:///{tmp_path / 'server.db'}",
+                   "_MLFLOW_SERVER_ARTIFACT_ROOT": str(tmp_path / "artifacts")}
+    try:
+        from mlflow.server import app
+        from werkzeug.serving import make_server
+
+        srv = make_server("127.0.0.1", 0, app, threaded=True)
+        threading.Thread(target=srv.serve_forever, daemon=True).start()
+        check_store(f"http://127.0.0.1:{srv.server_port}", timeout_s=60.0)  # made the tables
+        check_store(f"http://127.0.0.1:{srv.server_port}", timeout_s=2.0)
+        srv.shutdown()
+    finally:
+        for k in ("_MLFLOW_SERVER_FILE_STORE", "_MLFLOW_SERVER_ARTIFACT_ROOT"):
+            os.environ.pop(k)
+    script = ("import logging, ray; ray.init(address='local', include_dashboard=False, num_cpus=1, "
+              "logging_level=logging.WARNING); from prmlab.engine import _probe; "
+              "_probe(ray.get_runtime_context().gcs_address, 5.0); print('probed'); ray.shutdown()")
+    env = {**_env(tmp_path), "RAY_TMPDIR": str(tmp_path_factory.mktemp("ray")), "RAY_USAGE_STATS_ENABLED": "0"}
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "probed" in r.stdout, r.stderr[-2000:]

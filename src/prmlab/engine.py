@@ -91,19 +91,46 @@ def check_engine(cfg: EngineConfig, stage: str, backend: BackendConfig) -> None:
     replicas_fitting(cfg.ray, backend)
 
 
+# A client's HTTP/2 connection preface and an empty SETTINGS frame: a gRPC server (Ray's GCS, its client server)
+# answers with a SETTINGS frame of its own at once (RFC 9113, 3.4); a web server, or a port that accepts and says
+# nothing, does not.
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
 def _probe(address: str, timeout: float) -> None:
-    """host:port must accept a TCP connection within `timeout`, else one line naming the key: ray.init would
-    retry an unreachable address for minutes."""
+    """host:port must accept a TCP connection and answer as a gRPC server does, within `timeout`, else one line
+    naming the key: ray.init would retry an unreachable address for minutes, and wait forever on a port that
+    accepts and is not Ray. A TLS cluster (RAY_USE_TLS) is checked up to the connection."""
     hostport = address.split("://", 1)[-1]
     host, _, port = hostport.rpartition(":")
     if not host or not port.isdigit():
         raise ParamsError(f"engine.ray.address {address!r}: expected auto, local, host:port or ray://host:port")
+    deadline = time.monotonic() + timeout
     try:
-        socket.create_connection((host, int(port)), timeout=timeout).close()
+        sock = socket.create_connection((host, int(port)), timeout=timeout)
     except OSError as e:
         why = "timed out" if isinstance(e, TimeoutError | socket.timeout) else (e.strerror or type(e).__name__)
         raise ParamsError(f"engine.ray.address {address!r}: no Ray cluster answers there ({why} within "
                           f"{timeout:g}s); start one (ray start --head) or fix the address") from None
+    with sock:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return
+        head = b""
+        try:
+            sock.settimeout(max(deadline - time.monotonic(), 0.05))
+            sock.sendall(H2_PREFACE)
+            while len(head) < 9 and (chunk := sock.recv(9 - len(head))):
+                head += chunk
+            if len(head) == 9 and head[3] != 4:  # not gRPC: the rest of its first line, for the message
+                sock.settimeout(0.2)
+                head += sock.recv(31)
+        except OSError:
+            pass  # silent (timed out) or reset: said below by what came back
+    if len(head) < 9 or head[3] != 4:
+        said = (f"it answered {head.decode('ascii', 'replace').splitlines()[0][:40]!r}" if head else
+                f"no answer within {timeout:g}s")
+        raise ParamsError(f"engine.ray.address {address!r}: accepts connections but is no Ray cluster (a Ray node answers "
+                          f"gRPC at once; {said}); fix the address or the port")
 
 
 def connect(rc: RayConfig) -> None:

@@ -49,8 +49,6 @@ def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
     traceback (issue #52). A ParamsError naming MLFLOW_TRACKING_URI otherwise. Later requests are bounded too
     (MLflow's HTTP timeout and retries, unless set)."""
     import sqlite3
-    import urllib.error
-    import urllib.request
 
     uri = uri or tracking_uri()
     if timeout_s is None:
@@ -61,14 +59,7 @@ def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_TIMEOUT", "60")
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "3")
     if uri.startswith(("http://", "https://")):
-        try:
-            urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s).read(64)
-        except urllib.error.HTTPError:
-            return  # it answered (an old server without /health, or one behind auth): reachable
-        except (OSError, ValueError) as e:
-            why = getattr(e, "reason", e)
-            raise ParamsError(f"MLFLOW_TRACKING_URI {redact(uri)}: the tracking server did not answer in {timeout_s:g} s "
-                              f"({why})") from None
+        _check_server(uri, timeout_s)
     elif uri.startswith("sqlite:///") and Path(uri[len("sqlite:///"):]).exists():
         db = uri[len("sqlite:///"):]
         try:
@@ -82,6 +73,47 @@ def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
         except sqlite3.Error as e:
             raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store cannot be written ({e}; waited "
                               f"{timeout_s:g} s)") from None
+
+
+def _check_server(uri: str, timeout_s: float) -> None:
+    """An MLflow tracking server answers at `uri` within `timeout_s` per request: `/health` says OK, and its REST API
+    answers in MLflow's JSON (an experiment, or an `error_code`). A web server that is not MLflow (a 404 on /health,
+    an HTML page) or whose API hangs is one line, not a run that fails minutes later. 401/403 count as answers: a
+    server behind authentication, whose credentials MLflow's own client sends."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    base, name = uri.rstrip("/"), f"MLFLOW_TRACKING_URI {redact(uri)}"
+
+    def get(path: str) -> tuple[int, str, bytes]:
+        try:
+            with urllib.request.urlopen(base + path, timeout=timeout_s) as r:
+                return r.status, r.headers.get("Content-Type", ""), r.read(4096)
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers.get("Content-Type", ""), e.read(4096)
+        except (OSError, ValueError) as e:
+            what = "the tracking server" if path == "/health" else "the tracking server's API"
+            raise ParamsError(f"{name}: {what} did not answer in {timeout_s:g} s ({getattr(e, 'reason', e)})") from None
+
+    status, _, body = get("/health")
+    if status not in (401, 403) and (status != 200 or body.strip() != b"OK"):
+        raise ParamsError(f"{name}: not an MLflow tracking server (/health answered {status} {_shown(body)}, "
+                          "where MLflow answers 200 OK)")
+    status, kind, body = get("/api/2.0/mlflow/experiments/get-by-name?experiment_name=Default")
+    try:
+        data = json.loads(body) if "json" in kind else None
+    except ValueError:
+        data = None
+    if status not in (401, 403) and not (isinstance(data, dict) and ("experiment" in data or "error_code" in data)):
+        raise ParamsError(f"{name}: not an MLflow tracking server (its REST API answered {status} {kind or 'no content type'} "
+                          f"{_shown(body)}, not MLflow's JSON)")
+
+
+def _shown(body: bytes) -> str:
+    """The start of a reply, as a short printable quote."""
+    text = body[:40].decode("utf-8", "replace")
+    return repr("".join(c if c.isprintable() else " " for c in text).strip() + ("..." if len(body) > 40 else ""))
 
 
 def md5_path(path: str | Path) -> str:
