@@ -173,8 +173,9 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     """Run the study's stages in order; every stage's MLflow run nests under this flow's run."""
     import mlflow
 
-    from prmlab.tracking import ensure_experiment, git_commit, tracking_uri
+    from prmlab.tracking import ensure_experiment, git_commit, tracking_uri, ui_url
 
+    ui_url()  # the study's run links' base, refused before any stage runs
     project = Path(project_dir).resolve()
     known = profile_stages(project)
     stages = stages or known
@@ -213,8 +214,7 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     # Every stage up to date: no stage opened a run, and an empty parent would only clutter the UI.
     client = mlflow.MlflowClient()
     kids = client.search_runs([run.info.experiment_id], f"tags.mlflow.parentRunId = '{run.info.run_id}'")
-    base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
-    url = f"{base}/#/experiments/{run.info.experiment_id}/runs/"
+    url = f"{ui_url()}/#/experiments/{run.info.experiment_id}/runs/"
     links = {} if not kids else {"pipeline (this flow run)": url + run.info.run_id,
                                  **{k.info.run_name: url + k.info.run_id for k in sorted(kids, key=lambda k: k.info.start_time)}}
     if not kids:

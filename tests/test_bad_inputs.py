@@ -323,8 +323,8 @@ def test_prm_flag_without_name():
         prms_to_evaluate({}, ["models/prm/judge"], {})
 
 
-def test_mlflow_params_never_hold_url_credentials():
-    from prmlab.tracking import _loggable
+def test_mlflow_params_never_hold_url_credentials(monkeypatch):
+    from prmlab.tracking import _loggable, ui_url
 
     assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
     # issue #30: a key in the query string was logged and printed, and requests went to `/v1?key=k/completions`
@@ -336,6 +336,13 @@ def test_mlflow_params_never_hold_url_credentials():
     # no list of names tells `subscription-key` from a setting, and dvc.lock records params in clear
     with pytest.raises(ParamsError, match=r"^base_url carries a query string \(api-version=\)"):
         BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1/?api-version=2024-06")
+    # the base of the run links the report and the flow write
+    monkeypatch.setenv("PRMLAB_UI_URL", "https://mlflow.example/?token=SECRET")
+    with pytest.raises(ParamsError, match=r"^PRMLAB_UI_URL carries a query string \(token=\), which the report's") as e:
+        ui_url()
+    assert "SECRET" not in str(e.value)
+    monkeypatch.setenv("PRMLAB_UI_URL", "https://mlflow.example/")
+    assert ui_url() == "https://mlflow.example"
 
 
 SECRET = "PLANTED-5ecret-0f-round-4"  # what no file a run writes may hold

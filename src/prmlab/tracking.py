@@ -462,6 +462,16 @@ def child_env(env: dict[str, str] | None = None, keep: Any = (), urls: bool = Fa
     return {k: v for k, v in env.items() if k not in held}, held
 
 
+def ui_url() -> str:
+    """Where `make ui` serves the MLflow UI (PRMLAB_UI_URL, default http://127.0.0.1:5000), as the report's and the
+    flow's run links start; one that carries a credential (`url_secrets`) is refused: the links are written."""
+    base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
+    if what := url_secrets(base):
+        raise ParamsError(f"PRMLAB_UI_URL carries {what}, which the report's and the flow's run links would hold in "
+                          "clear: set it to the UI's address alone")
+    return base
+
+
 def stage_env(params_file: str | Path, env: dict[str, str] | None = None) -> dict[str, str]:
     """`child_env` for a process that runs the project's stages on `params_file`: the secrets their own work sends
     (STAGE_SECRETS and the file's api_key_env variables) and no other."""

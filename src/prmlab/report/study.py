@@ -28,7 +28,7 @@ from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
-from prmlab.tracking import redact, study_commits, tracking_uri
+from prmlab.tracking import redact, study_commits, tracking_uri, ui_url
 
 # The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
 # toy run's bootstrap.json must not show up in a real run's report.
@@ -62,7 +62,7 @@ class Page:
     def __init__(self, figdir: Path, run=None):
         self.figdir, self.run = Path(figdir), run
         self.runs = run.stage_runs() if run is not None else {}  # {stage: run id}
-        base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
+        base = ui_url()
         self.links = {name: f"{base}/#/experiments/{run.run.info.experiment_id}/runs/{rid}" for name, rid in self.runs.items()}
 
     def figure(self, fig, name: str, alt: str) -> str:
@@ -893,6 +893,7 @@ def run_descriptions(h: dict, board: list[dict]) -> dict[str, str]:
 
 def prepare_report(a, cfg: dict) -> dict:
     """The metrics files (this profile's, `train_prm.sources`'), findings and judge's example; where the core writes."""
+    ui_url()  # the run links' base, refused now rather than after the report is built
     m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
     seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
