@@ -10,12 +10,12 @@
                                                     # the official metrics of per-step scores any tool wrote
                                                     # (prmlab.scorefile), one JSON object on stdout, in points
     prmlab metrics                                  # the headline numbers (reports/headline.json)
-    prmlab ui [--port 5000]                         # MLflow's UI on the study's store, with links that open its runs
+    prmlab ui [--port 5000] [--workers 1]            # MLflow's UI on the study's store, with links that open its runs
 
 `ui` writes two shared views into the experiment (MLflow's `mlflow.sharedViewState.<key>` experiment
 tags, what the UI's "Share" button writes): `study` (every run, the study's key metrics as columns) and
-`prms` (the train_prm runs, ranked by held-out ProcessBench F1, their evaluation results as columns:
-the report logs them onto each PRM's run). MLflow 3.17 opens a bare experiment link on its GenAI
+`prms` (the runs that trained a PRM, the ceiling's included, ranked by held-out ProcessBench F1, their
+evaluation results as columns, rounded as the report shows them: the report logs them onto each PRM's run). MLflow 3.17 opens a bare experiment link on its GenAI
 overview whatever `mlflow.experimentKind` says; the printed links open the runs table.
 
 `eval` runs stages.eval_processbench and stages.eval_bon for each PRM on the graph's evaluation inputs
@@ -163,11 +163,16 @@ STUDY_COLUMNS = ["metrics.`consensus_kept_share`"] + PRM_COLUMNS[:4] + ["metrics
 # whatever the filter: neither a filter nor the shared state's `runsExpanded` unfolded them in 3.17).
 VIEWS = {"study": {"selectedColumns": STUDY_COLUMNS, "orderByKey": "attributes.start_time", "orderByAsc": False},
          "prms": {"selectedColumns": PRM_COLUMNS,
-                  "searchFilter": "attributes.run_name LIKE 'train_prm@%' AND tags.`prmlab.latest` = 'yes'",
+                  "searchFilter": "tags.`prmlab.prm` = 'yes' AND tags.`prmlab.latest` = 'yes'",
                   "orderByKey": "metrics.`eval.processbench_heldout_f1`", "orderByAsc": False}}
 
 
 LATEST = "prmlab.latest"  # tag: 'yes' on each stage's latest finished run (the study's), 'no' on the runs it superseded
+PRM = "prmlab.prm"  # tag: 'yes' on the runs that train a PRM (train_prm@<source>, and the toy's ceiling), the prms view's rows
+
+
+def trains_prm(run_name: str) -> bool:
+    return run_name.startswith("train_prm@") or run_name.split("@")[0] == "ceiling"
 
 
 def tag_latest(client, experiment_id: str) -> dict[str, int]:
@@ -192,6 +197,8 @@ def tag_latest(client, experiment_id: str) -> dict[str, int]:
             counts[want] += 1
             if r.data.tags.get(LATEST) != want:
                 client.set_tag(r.info.run_id, LATEST, want)
+            if trains_prm(r.info.run_name) and r.data.tags.get(PRM) != "yes":
+                client.set_tag(r.info.run_id, PRM, "yes")
     return counts
 
 
@@ -205,22 +212,50 @@ def ui_links(host: str, port: int) -> dict[str, str]:
     mlflow.set_tracking_uri(tracking_uri())
     name = os.environ.get("PRMLAB_EXPERIMENT", "prmlab")
     ensure_experiment(mlflow, name)
-    eid = mlflow.get_experiment_by_name(name).experiment_id
     client = mlflow.MlflowClient()
-    tag_latest(client, eid)
-    for key, view in VIEWS.items():
-        client.set_experiment_tag(eid, f"mlflow.sharedViewState.{key}", json.dumps(view))
-    return {key: f"http://{host}:{port}/#/experiments/{eid}/runs?viewStateShareKey={key}&workflowType=machine_learning"
-            for key in VIEWS}
+    # the study's experiment, and the demo's (flows.demo) or any other prmlab-* one the store holds
+    exps = [mlflow.get_experiment_by_name(name)] + [e for e in client.search_experiments(filter_string="name LIKE 'prmlab-%'")
+                                                    if e.name != name]
+    links = {}
+    for exp in exps:
+        tag_latest(client, exp.experiment_id)
+        for key, view in VIEWS.items():
+            client.set_experiment_tag(exp.experiment_id, f"mlflow.sharedViewState.{key}", json.dumps(view))
+            links[key if exp.name == name else f"{key} ({exp.name})"] = (
+                f"http://{host}:{port}/#/experiments/{exp.experiment_id}/runs?viewStateShareKey={key}"
+                "&workflowType=machine_learning")
+    return links
 
 
-def ui(host: str, port: int) -> None:
+def port(text: str) -> int:
+    """argparse type: a TCP port (1-65535), refused before anything starts (70000 had given a traceback, exit 0)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{n} is not a TCP port (1-65535)")
+    return n
+
+
+def positive(text: str) -> int:
+    """argparse type: an integer >= 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer >= 1")
+    return n
+
+
+def ui(host: str, port: int, workers: int = 1) -> None:
     from prmlab.tracking import tracking_uri
 
     links = ui_links(host, port)
     print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)
     os.execv(mlflow := venv_tool("mlflow"), [mlflow, "ui", "--backend-store-uri", tracking_uri(), "--host", host,
-                                             "--port", str(port)])
+                                             "--port", str(port), "--workers", str(workers)])
 
 
 def show_metrics(path: Path) -> None:
@@ -326,7 +361,9 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--params", default=os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     u = sub.add_parser("ui", help="MLflow's UI on the study's store; prints links that open its runs table")
     u.add_argument("--host", default="127.0.0.1")
-    u.add_argument("--port", type=int, default=5000)
+    u.add_argument("--port", type=port, default=5000)
+    u.add_argument("--workers", type=positive, default=1, help="the server's worker processes (MLflow's default 4; one serves one "
+                                                           "person, with fewer processes and a faster start on a laptop)")
     m = sub.add_parser("metrics", help="print the headline numbers")
     m.add_argument("--file", default="reports/headline.json")
     a = ap.parse_args(argv)
@@ -365,7 +402,7 @@ def main(argv: list[str] | None = None) -> None:
     elif a.cmd == "score":
         score(a.benchmark, a.file, a.data, a.threshold, a.threshold_subset, Path(a.params))
     elif a.cmd == "ui":
-        ui(a.host, a.port)
+        ui(a.host, a.port, a.workers)
     else:
         show_metrics(Path(a.file))
 

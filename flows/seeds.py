@@ -38,7 +38,7 @@ from prefect import flow, get_run_logger, task
 
 from flows import venv_env, venv_tool
 from prmlab import plots, protocol
-from prmlab.io import atomic_write_text, write_json
+from prmlab.io import atomic_write_text, inside, write_json
 from prmlab.params import shift_seeds
 from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows, pending_page
 
@@ -150,11 +150,6 @@ def pin_line(project_dir: str | Path) -> str:
             f"{same}.")
 
 
-def inside(root: Path, p: Path) -> bool:
-    """Whether `p` lies strictly inside folder `root` (no `..` or link leads out of it)."""
-    return p.resolve().is_relative_to(root.resolve()) and p.resolve() != root.resolve()
-
-
 def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
     """Confirmation seed k of the pinned study: `dvc repro` in a clone at the pinned commit with the protocol's seed
     params (prmlab.protocol.seed_params), then its findings filed (`write_seed`). Resumes a killed run."""
@@ -174,7 +169,8 @@ def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
     for name, st in (lock.get("stages") or {}).items():
         if not protocol.runs_in(name, seed):
             for o in st.get("outs", []):
-                if inside(d, p := d / o["path"]):
+                if inside(d, o["path"]):
+                    p = d / o["path"]
                     shutil.rmtree(p) if p.is_dir() else p.unlink(missing_ok=True)
     (d / "params.yaml").write_text(yaml.safe_dump(seed, sort_keys=False))
     t0 = time.monotonic()

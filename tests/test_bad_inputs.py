@@ -936,7 +936,7 @@ def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monk
     project = tmp_path / "project"
     (project / "src").mkdir(parents=True)
     (project / "dvc.yaml").write_text("stages: {}\n")
-    graph = {"commit": "abc", "params": "{}", "stages": []}
+    graph = {"commit": "abc", "params": "train_prm: {sources: []}\n", "stages": []}  # what the protocol's seed params read
     d = seeds_plain.prepare(project, root, 1, graph)
     assert (d / seeds_plain.MARK).exists() and (d / ".prepared").exists() and (d / "dvc.yaml").exists()
     (d / ".prepared").unlink()  # killed half-made: made again
@@ -1499,3 +1499,14 @@ def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound
     env = {**_env(tmp_path), "RAY_TMPDIR": str(tmp_path_factory.mktemp("ray")), "RAY_USAGE_STATS_ENABLED": "0"}
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "probed" in r.stdout, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--port", "70000"], "argument --port: 70000 is not a TCP port (1-65535)"),
+    (["--port", "http"], "argument --port: 'http' is not a port number"),
+    (["--workers", "0"], "argument --workers: '0' is not an integer >= 1"),
+])
+def test_prmlab_ui_refuses_bad_arguments_before_it_starts(args, message):
+    """`prmlab ui --port 70000` had written its views, then died in MLflow's server with a traceback, exit 0."""
+    p = subprocess.run([sys.executable, "-m", "flows.cli", "ui", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2 and p.stderr.strip().splitlines()[-1].endswith(message), p.stderr

@@ -42,6 +42,9 @@ def test_ok_and_int_to_float(tmp_path):
     ("s: {k: 0}", r"k must be >= 1"),
     ("t: {}", r"missing section 's'"),
     ("s: [1, 2]", r"s: expected a mapping"),
+    # a key given twice: PyYAML kept the last value, exit 0; a section twice the same
+    ("s:\n  k: 4\n  temperature: 1\n  k: 8\n", r"line 4: key 'k' given twice in one mapping \(first on line 2\)"),
+    ("s: {k: 4}\ns: {k: 8}\n", r"line 2: key 's' given twice"),
 ])
 def test_errors_name_the_key(tmp_path, text, msg):
     with pytest.raises(ParamsError, match=msg):

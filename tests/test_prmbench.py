@@ -189,6 +189,7 @@ def test_prmlab_score_end_to_end(bench, tmp_path):
     ({"id": "counterfactual_p_1", "step_scores": [0.5, float("nan")]}, "field 'step_scores[1]'"),
     ({"id": "counterfactual_p_1", "scores": [0.5]}, "field 'scores'"),                       # another key
     ({"id": "redundency_p_4", "step_scores": [0.5]}, "field 'id'"),                          # repeated id
+    ({"id": "counterfactual_p_1", "step_scores": [0.5, 3.2]}, "field 'step_scores[1]'"),     # a logit, not a probability
 ])
 def test_bad_scores_are_one_line_naming_file_line_and_field(bench, tmp_path, line, field):
     d, _ = bench
@@ -209,6 +210,8 @@ def test_bad_scores_end_the_cli_in_one_line_and_missing_items_are_counted(bench,
     f.write_text('{"id": "counterfactual_p_1", "step_scores": [0.9, 0.9, 0.9, 0.9]}\n')
     p = _cli("--benchmark", "prmbench", f, "--data", d)
     assert p.returncode == 0 and json.loads(p.stdout)["missing_items"] == 5 and "5 of 6" in p.stderr
+    p = _cli("--benchmark", "prmbench", f, "--data", d, "--threshold", "1.5")  # the stage refuses it: so does score
+    assert p.returncode != 0 and "--threshold 1.5: PRMBench's threshold is a probability in [0, 1]" in p.stderr, p.stderr
 
 
 def test_every_layout_scores_real_prmbench_items(tmp_path):

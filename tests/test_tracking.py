@@ -100,13 +100,14 @@ def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monk
 
     old, new, _failed = made("train_prm@mc_hard"), made("train_prm@mc_hard"), made("train_prm@mc_hard", "FAILED")
     judge, adhoc, sample = made("train_prm@judge"), made("train_prm@x", stage=False), made("sample")
-    assert tag_latest(client, eid) == {"yes": 3, "no": 1}
+    ceiling = made("ceiling")  # the toy's ceiling PRM is a row of the view too
+    assert tag_latest(client, eid) == {"yes": 4, "no": 1}
     assert client.get_run(old).data.tags["prmlab.latest"] == "no" and "prmlab.latest" not in client.get_run(adhoc).data.tags
     shown = client.search_runs([eid], VIEWS["prms"]["searchFilter"])
-    assert sorted(r.info.run_id for r in shown) == sorted([new, judge])
+    assert sorted(r.info.run_id for r in shown) == sorted([new, judge, ceiling])
     newer = made("train_prm@judge")  # a rerun supersedes it the next time `prmlab ui` starts
-    assert tag_latest(client, eid) == {"yes": 3, "no": 2}
-    assert sorted(r.info.run_id for r in client.search_runs([eid], VIEWS["prms"]["searchFilter"])) == sorted([new, newer])
+    assert tag_latest(client, eid) == {"yes": 4, "no": 2}
+    assert sorted(r.info.run_id for r in client.search_runs([eid], VIEWS["prms"]["searchFilter"])) == sorted([new, newer, ceiling])
     assert sample in {r.info.run_id for r in client.search_runs([eid], "tags.`prmlab.latest` = 'yes'")}
 
 
@@ -142,3 +143,14 @@ def test_a_stage_run_logs_only_the_params_dvc_declares_and_its_metrics_under_one
     client = MlflowClient(uri)
     assert set(client.get_run(runs[0]).data.params) == {"train_prm.lr", "policy.model", "engine.kind"}
     assert [[a.path for a in client.list_artifacts(r)] for r in runs] == [["metrics.json"], ["metrics.json"]]
+
+
+def test_a_metric_name_from_the_data_is_one_mlflow_accepts(tmp_path, monkeypatch):
+    """ProcessBench items without a subset are counted as `items_outside_subsets: {"(none)": n}`: MLflow refused the
+    name `items_outside_subsets/(none)`, so the stage died after all its scoring and its run ended FAILED."""
+    uri = _store(monkeypatch, tmp_path)
+    with stage_run("eval_processbench", {}) as run:
+        run.metrics({"items_outside_subsets": {"(none)": 3, "gsm8k": 1}, "f1": float("nan")})
+    r = MlflowClient(uri).get_run(run.id)
+    assert r.info.status == "FINISHED" and r.data.metrics == {"items_outside_subsets/_none_": 3.0,
+                                                               "items_outside_subsets/gsm8k": 1.0}

@@ -35,10 +35,33 @@ def params_path(path: str | Path | None = None) -> Path:
     return Path(path or os.environ.get("PRMLAB_PARAMS", DEFAULT_PARAMS))
 
 
+class _Twice(yaml.YAMLError):
+    def __init__(self, key, line: int, first: int):
+        super().__init__(f"line {line}: key {key!r} given twice in one mapping (first on line {first})")
+
+
+class _UniqueKeys(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping: PyYAML keeps the last value silently, so a
+    pasted override below the original would run a study other than the one its reader sees first."""
+
+
+def _mapping(loader: _UniqueKeys, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, typing.Hashable) and key in seen:
+            raise _Twice(key, key_node.start_mark.line + 1, seen[key])
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeys.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
 def read_params(path: str | Path | None = None) -> dict[str, Any]:
     p = params_path(path)
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.load(p.read_text(encoding="utf-8"), Loader=_UniqueKeys)  # noqa: S506 (a safe loader)
     except FileNotFoundError:
         raise ParamsError(f"{p}: params file not found") from None
     except IsADirectoryError:
@@ -46,6 +69,8 @@ def read_params(path: str | Path | None = None) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         line = p.read_bytes()[: e.start].count(b"\n") + 1
         raise ParamsError(f"{p}: line {line}: not UTF-8 (byte {e.object[e.start]:#04x})") from None
+    except _Twice as e:
+        raise ParamsError(f"{p}: {e}") from None
     except yaml.YAMLError as e:
         raise ParamsError(f"{p}: invalid YAML: {e}") from None
     if not isinstance(data, dict):

@@ -30,8 +30,10 @@ BENCHMARKS = ("processbench", "prmbench")
 KEYS = {"id", "step_scores"}
 
 
-def read_scores(path: str | Path, n_steps: dict[str, int], benchmark: str) -> dict[str, list[float]]:
-    """{id: step scores} from a scores file, each row checked against the benchmark's items ({id: steps})."""
+def read_scores(path: str | Path, n_steps: dict[str, int], benchmark: str, unit: bool = False) -> dict[str, list[float]]:
+    """{id: step scores} from a scores file, each row checked against the benchmark's items ({id: steps}); `unit`:
+    every score a probability in [0, 1] (PRMBench's harness cuts at 0.5: logits in [-9, 9] had scored 38.6 where
+    their probabilities score 43.3, without a word)."""
     out: dict[str, list[float]] = {}
     first: dict[str, int] = {}
     for ln, row in iter_jsonl(path):
@@ -53,6 +55,9 @@ def read_scores(path: str | Path, n_steps: dict[str, int], benchmark: str) -> di
         for k, s in enumerate(sc):
             if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
                 raise DataError(f"{where}: field 'step_scores[{k}]': {s!r:.40} is not a finite number")
+            if unit and not 0 <= s <= 1:
+                raise DataError(f"{where}: field 'step_scores[{k}]': {s!r:.40} is not a probability in [0, 1] ({benchmark} "
+                                "cuts step scores at 0.5: give the PRM's probability of a correct step, e.g. sigmoid of a logit)")
         if len(sc) > n_steps[i]:
             raise DataError(f"{where}: field 'step_scores': {len(sc)} scores for item {i!r} of {n_steps[i]} steps")
         first[i], out[i] = ln, [float(s) for s in sc]
@@ -111,7 +116,7 @@ def score_processbench(path: str | Path, items: list[ProcessBenchItem], threshol
 def score_prmbench(path: str | Path, data: str | Path, threshold: float | None) -> dict:
     items = load_prmbench(data)
     n_steps = {it.id: len(it.steps) for it in items}
-    scores = read_scores(path, n_steps, "PRMBench")
+    scores = read_scores(path, n_steps, "PRMBench", unit=True)
     t = prmbench_table(items, scores, THRESHOLD if threshold is None else threshold)
     return {"benchmark": "prmbench", **t, **_counts(n_steps, scores)}
 
@@ -123,6 +128,8 @@ def score_file(benchmark: str, path: str | Path, data: str | Path, threshold: fl
         raise ValueError(f"unknown benchmark {benchmark!r}; use {' or '.join(BENCHMARKS)}")
     if threshold is not None and not math.isfinite(threshold):
         raise DataError(f"--threshold {threshold}: not a finite number")
+    if benchmark == "prmbench" and threshold is not None and not 0 <= threshold <= 1:
+        raise DataError(f"--threshold {threshold}: PRMBench's threshold is a probability in [0, 1] (the harness's is 0.5)")
     res = (score_processbench(path, load_pb_items(data), threshold, threshold_subset) if benchmark == "processbench"
            else score_prmbench(path, data, threshold))
     if res["missing_items"]:

@@ -223,9 +223,12 @@ def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def numeric_metrics(d: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numbers of a nested metrics dict as MLflow metrics {"a/b": float}, NaN left out. A key from the data (a
+    subset named "(none)") keeps only what MLflow accepts in a name (letters, digits, `_-. /:`), the rest as `_`:
+    MLflow refused the whole batch and the stage's run FAILED after all its work."""
     out = {}
     for k, v in d.items():
-        key = f"{prefix}{k}"
+        key = re.sub(r"[^\w.\- /:]", "_", f"{prefix}{k}")
         if isinstance(v, dict):
             out.update(numeric_metrics(v, key + "/"))
         elif isinstance(v, bool):
