@@ -160,12 +160,37 @@ def study_artifact(project: Path, links: dict[str, str]) -> str:
         lines += glance_lines(got.get("glance") or glance(got.get("findings", []), None))
     headline = project / "reports" / "headline.json"
     if headline.exists():
-        flat = {}
+        flat, board = {}, []
         for k, v in json.loads(headline.read_text()).items():
-            flat.update({f"{k}.{kk}": vv for kk, vv in v.items()} if isinstance(v, dict) else {k: v})
+            if k == "leaderboard":
+                board = v
+            else:
+                flat.update({f"{k}.{kk}": vv for kk, vv in v.items()} if isinstance(v, dict) else {k: v})
+        lines += leaderboard_table(board)
         lines += ["| headline | value |", "|---|---|"] + [f"| {k} | {v} |" for k, v in flat.items()] + [""]
     lines += ["MLflow runs (`make ui` serves them):", ""] + [f"- [{name}]({url})" for name, url in links.items()]
     return "\n".join(lines) + "\n"
+
+
+def leaderboard_table(board: list[dict]) -> list[str]:
+    """The headline's leaderboard (prmlab.report.study.leaderboard's rows) as a Markdown table: ProcessBench F1 first,
+    then step AUC, Best-of-N (product aggregation) and min-on-final-step, each with its 95% interval where it has one."""
+    if not board:
+        return []
+
+    def cell(v, ci=None) -> str:
+        if v is None:
+            return ""
+        return f"{v} [{ci[0]}, {ci[1]}]" if ci else f"{v}"
+
+    out = ["| PRM | kind | ProcessBench F1 [95% CI] | step AUC | BoN product [95% CI] | min on final step % |",
+           "|---|---|---|---|---|---|"]
+    for r in board:
+        bon = (r.get("bon") or {}).get("product") or [None]
+        out.append(f"| {r['name']} | {r.get('kind', '')} | {cell(r.get('processbench_f1'), r.get('processbench_f1_ci'))} "
+                   f"| {cell(r.get('step_auc'))} | {cell(bon[0], bon[1:] if len(bon) == 3 else None)} "
+                   f"| {cell(r.get('min_on_final_step'), r.get('min_on_final_step_ci'))} |")
+    return out + [""]
 
 
 @flow(name="prmlab-pipeline", log_prints=True)

@@ -169,6 +169,8 @@ def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
     # the report says where its MLflow links open: the store that made it, named relative to the project
     assert "(`sqlite:///mlflow.db`, not committed)" in (ran / "reports" / "report.md").read_text()
     assert "| policy_accuracy |" in art or "| processbench_f1." in art
+    # the leaderboard as a table, a row per PRM, not a Python list in one cell
+    assert "| PRM | kind | ProcessBench F1 [95% CI] |" in art and "| oracle | trained |" in art and "| leaderboard |" not in art, art
     assert re.search(r"- \[train_prm@oracle\]\(http://127\.0\.0\.1:5000/#/experiments/\d+/runs/[0-9a-f]{32}\)", art), art[-800:]
 
 
@@ -673,7 +675,7 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
         assert by_name["eval_bon"]["inputs"]["dataset_inputs"]  # the Dataset column
         bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())["results"]["oracle"]["average"]["prm_product"]
         oracle = {m["key"]: m["value"] for m in by_name["train_prm@oracle"]["data"]["metrics"]}
-        assert oracle["eval.bon_product"] == pytest.approx(bon) and "eval.processbench_heldout_f1" in oracle
+        assert oracle["eval.bon_product"] == round(bon, 1) and "eval.processbench_heldout_f1" in oracle
         models = httpx.post(f"{api}/logged-models/search", json={"experiment_ids": [exp["experiment_id"]]},
                             timeout=30).json()["models"]
         rid = by_name["train_prm@oracle"]["info"]["run_id"]
@@ -704,6 +706,7 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
             assert "/runs" in pg.url and "overview" not in pg.url
             assert pg.get_by_role("columnheader", name=re.compile("eval.processbench_heldout_f1")).count() >= 1
             assert pg.get_by_text("train_prm@mc_hard").first.is_visible()
+            assert pg.get_by_text("ceiling", exact=True).count() >= 1  # the ceiling PRM is a row of the PRMs' view too
             screenshot(pg, "mlflow_prms_view")
         with page() as pg:
             pg.goto(links["study"])

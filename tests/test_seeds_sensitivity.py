@@ -237,7 +237,10 @@ def test_the_seeds_page_shows_a_forest_plot_whose_rows_dvc_plots_reads():
     recs = {f"seed-{k}": seed(k, [finding("hard_soft", {"f1_hard_minus_soft": p})]) for k, p in enumerate([1.0, 1.02])}
     agg, _, md = aggregate_page(recs, None)
     (row,) = forest_rows(agg)
-    assert row["estimate"] == "claim hard_soft: F1: hard - soft" and row["decides"] is True  # the record's own claim
+    # the finding's id names the row (short claims can share their first words), its claim in the tooltip, and its
+    # unit, the plot's panel (each unit on its own scale)
+    assert row["estimate"] == "hard_soft: F1: hard - soft" and row["finding"] == "claim hard_soft" and row["decides"] is True
+    assert row["unit"] == "F1 points"
     assert row["mean"] == 1.01 and row["lo"] == pytest.approx(1.01 - TWO_SEED_HALF, abs=0.01) and row["verdict"] == "reproduced"
     assert f"]({FOREST_PNG})" in md and f"reports/{FOREST_JSON}" in md
     one = {"seed-0": seed(0, [finding("hard_soft", {"f1_hard_minus_soft": 1.0})])}

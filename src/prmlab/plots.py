@@ -169,7 +169,7 @@ def findings_intervals(records: list[dict]):
         ax.set_xlabel((unit or "estimate") + " (95% interval; shaded: the margin; red diamond: the paper's effect)",
                       fontsize=7)
     fig.suptitle("Findings: estimates and 95% intervals")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.45 / fig.get_figheight()))  # room for the suptitle above the first panel's
     return fig
 
 

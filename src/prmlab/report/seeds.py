@@ -174,11 +174,11 @@ def seeds_needed(sd: float, target: float, goal: str) -> str:
 
 def pending_page(seeds: int, recs: dict[str, dict], missing: dict[str, str], head: str,
                  pin_line: str = "") -> tuple[dict, str]:
-    """reports/seeds.{json,md} while some seeds of the committed study (commit `head`) are missing: which, the
+    """reports/seeds.{json,md} while some seeds of the study (the pinned one, else HEAD's; commit `head`) are missing: which, the
     command, and each finished seed's own estimates and verdicts side by side (no interval across seeds yet);
     `pin_line`: the pinned study and whether HEAD still makes it."""
     md = ["# The study over several seeds", "", *([pin_line, ""] if pin_line else []),
-          f"**Pending**: {len(recs)} of the {seeds} seeds of the committed study (commit {head}) have run"
+          f"**Pending**: {len(recs)} of the {seeds} seeds of the {'pinned' if pin_line else 'committed'} study (commit {head}) have run"
           + (f" ({', '.join(map(seed_label, sorted(recs)))})" if recs else "") + "; no aggregate until all have. Missing:", "",
           *[f"- {seed_label(name)}: {why}; run `python -m flows.seeds --seeds {seeds} --only {name.split('-')[1]}`"
             for name, why in sorted(missing.items())], "", *provenance(recs),
@@ -329,12 +329,14 @@ FOREST_PNG, FOREST_JSON = "seeds_findings.png", "seeds_findings.json"
 
 
 def forest_rows(agg: list[dict]) -> list[dict]:
-    """aggregate_seeds' records as DVC plot rows, one per estimate: "<short claim>: <estimate's words>", its mean and
-    95% interval across seeds, and whether it decides the finding's verdict (a seed estimate lacks an interval: left
-    out, never drawn as a point without one)."""
-    return [{"estimate": f"{short(f['id'], f['claim'])}: {estimate(n).label}", "mean": round(e["mean"], 2),
-             "lo": round(e["lo"], 2), "hi": round(e["hi"], 2), "decides": n in deciding(f["id"], list(f["estimates"])),
-             "verdict": f["verdict"]}
+    """aggregate_seeds' records as DVC plot rows, one per estimate: "<finding id>: <estimate's words>" (distinct where
+    the short claims share their first words), its unit (the plot draws a panel per unit, each on its own scale: a
+    kept share of 55% had squeezed the F1 differences into a tenth of the width), its mean and 95% interval across
+    seeds, and whether it decides the finding's verdict (a seed estimate lacks an interval: left out, never drawn as
+    a point without one)."""
+    return [{"estimate": f"{f['id']}: {estimate(n).label}", "finding": short(f["id"], f["claim"]), "unit": estimate(n).unit or "other (an estimate today's findings do not declare)",
+             "mean": round(e["mean"], 2), "lo": round(e["lo"], 2), "hi": round(e["hi"], 2),
+             "decides": n in deciding(f["id"], list(f["estimates"])), "verdict": f["verdict"]}
             for f in agg for n, e in f["estimates"].items() if e["lo"] == e["lo"]]
 
 

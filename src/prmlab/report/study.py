@@ -134,7 +134,10 @@ BASELINES = ("maj", "pass", "random")
 
 
 def kind_of(name: str) -> str:
-    """'trained', 'reference' or 'baseline', by a row's name as the headline keys it (critic_judge, maj@8, ...)."""
+    """'trained', 'reference' or 'baseline', by a row's name as the headline keys it (critic_judge, maj@8, ...) or as
+    the eval stages do (prm/oracle_ceiling): one kind per PRM in every figure (the ceiling had been a reference in one
+    and trained in another)."""
+    name = name.removeprefix("prm/")
     if name.split("@")[0] in BASELINES:
         return "baseline"
     return "reference" if name == CEILING or name.startswith(("critic/", "critic_")) else "trained"
@@ -769,7 +772,8 @@ def plot_tables(m: dict, h: dict, iv: dict | None = None) -> dict[str, list[dict
 
 def prm_results(m: dict) -> dict[str, dict[str, float]]:
     """Each PRM's evaluation results, as the eval stages and analyze_bias wrote them: held-out ProcessBench
-    F1 and step AUC, Best-of-N accuracy and within-problem AUC per aggregation, min-on-final-step share."""
+    F1 and step AUC, Best-of-N accuracy and within-problem AUC per aggregation, min-on-final-step share; rounded as
+    the report shows them (points to 0.1, AUCs to 0.001), so MLflow's columns read as the report's."""
     out: dict[str, dict] = defaultdict(dict)
     for key, r in (m["eval_processbench"].get("models") or {}).items():
         if key.startswith("prm/"):
@@ -782,7 +786,8 @@ def prm_results(m: dict) -> dict[str, dict[str, float]]:
         out[name] |= {f"eval.bon_within_problem_auc_{agg}": v for agg, v in by_agg.items()}
     for name, v in (m["analyze_bias"].get("prms") or {}).items():
         out[name]["eval.min_on_final_step_pct"] = v.get("min_on_last_step_all")
-    return {n: {k: float(v) for k, v in r.items() if isinstance(v, (int, float))} for n, r in out.items() if r}
+    return {n: {k: round(float(v), 3 if "auc" in k else 1) for k, v in r.items() if isinstance(v, (int, float))}
+            for n, r in out.items() if r}
 
 
 # Where each of a PRM's evaluation metrics was measured: the input file its eval stage logged as an MLflow dataset.
