@@ -58,6 +58,31 @@ def test_dropping_the_development_seed_is_decided_again_and_can_flip_a_verdict()
     assert "- seed-0 (development seed): commit abc1234, run 0" in md and "runs: seed-0 (development seed), seed-1" in md
     assert "| seed-1 | not recorded | not recorded |" in block and "cannot be split by machine" in block
     assert len(record["sensitivity"]["groups"]) == 2
+    # fragile: it flips without seed 0 (a group above), not without seed 1 or 2 (-5 and one of 1.0/1.02: inconclusive)
+    assert [g["name"] for g in record["sensitivity"]["without_each_seed"]] == ["without seed-1", "without seed-2"]
+    assert record["sensitivity"]["fragile"]["toy_gap"] == ["without seed-0 (development seed) (2): reproduced"]
+    assert "| claim toy_gap | inconclusive | **fragile** | without seed-0 (development seed) (2): reproduced |" in block
+
+
+def test_a_verdict_that_flips_with_one_seed_left_out_or_against_another_reference_is_fragile(monkeypatch):
+    """Three seeds 1.0, 1.02, 5.0 on a gap: all three give mean 2.34, +-4.303 x 2.29 / sqrt(3) = +-5.7: inconclusive;
+    without seed 3 it is reproduced ([0.55, 1.47]): fragile. A finding decided against the judge PRM whose same statistic
+    against the human PRM says otherwise is fragile too; one that holds everywhere is robust."""
+    import prmlab.findings as F
+    from prmlab.report.seeds import aggregate_page
+
+    monkeypatch.setattr(F, "FINDINGS", (F.Finding("toy_refs", "toy refs", "claim toy_refs", "paper", "none",
+                                                  (F.Estimate("gap_vs_{}", "gap vs {}", "points"),), deciding="gap_vs_judge"),))
+    recs = {f"seed-{k}": seed(k, [finding("toy_gap", {"gap": p}), finding("toy_sure", {"sure": 3.0 + d}),
+                                  finding("toy_refs", {"gap_vs_judge": 3.0 + d, "gap_vs_human": -3.0 + d})])
+            for k, (p, d) in enumerate(zip([1.0, 1.02, 5.0], [0.0, 0.02, 0.04]), start=1)}
+    agg, record, md = aggregate_page(recs, None)
+    fragile = record["sensitivity"]["fragile"]
+    assert [f["verdict"] for f in agg] == ["inconclusive", "reproduced", "reproduced"]
+    assert fragile == {"toy_gap": ["without seed-3: reproduced"], "toy_sure": [],
+                       "toy_refs": ["against another reference (gap vs human): not reproduced"]}
+    block = md[md.index("**Fragile or robust**"):]
+    assert "| claim toy_sure | reproduced | robust | - |" in block and "| toy refs | reproduced | **fragile** |" in block
 
 
 def test_verdicts_by_the_machine_each_seed_file_names():

@@ -96,6 +96,19 @@ def estimate(name: str) -> Estimate:
     return Estimate(name, name.replace("_", " "), "", decides=False)
 
 
+def declaration(name: str) -> str | None:
+    """The declared name estimate `name` reads as ('bon_residual_mc_hard_minus_{}' for '..._minus_human'; itself where
+    declared exactly), None where undeclared: two estimates of one declaration are one statistic against two PRMs."""
+    names = [e.name for f in FINDINGS for e in f.estimates]
+    if name in names:  # exactly first, as `estimate`: f1_consensus_minus_judge is not f1_{}_minus_judge
+        return name
+    for n in names:
+        head, brace, tail = n.partition("{}")
+        if brace and name.startswith(head) and name.endswith(tail) and len(name) > len(head + tail):
+            return n
+    return None
+
+
 def declared(name: str) -> bool:
     """Whether FINDINGS declares estimate `name` (exactly, or by a "{}" pattern): an undeclared one is an older
     statistic, which `estimate` gives no unit (every declaration has one)."""

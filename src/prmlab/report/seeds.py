@@ -17,6 +17,7 @@ from prmlab.findings import (
     WINDOW,
     aggregate_seeds,
     deciding,
+    declaration,
     estimate,
     group_by_id,
     missing,
@@ -269,7 +270,8 @@ def subset(recs: dict[str, dict], name: str) -> dict:
 def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]]:
     """reports/seeds.json's `sensitivity` and reports/seeds.md's block: the verdicts over every seed, without the
     development seed, and on each machine the seeds' files name (none where they name fewer than two); every
-    estimate by its own rule in each. All from the seed files, as the aggregate (`agg`, aggregate_seeds' records)."""
+    estimate by its own rule in each; each seed left out in turn, and each verdict fragile (flips anywhere, or for its
+    deciding statistic against another reference PRM: `fragile`, what flips) or robust. All from the seed files, as the aggregate (`agg`, aggregate_seeds' records)."""
     machines = {n: seed_machine(r) for n, r in sorted(recs.items())}
     torch = {n: r.get("torch") or NOT_RECORDED for n, r in sorted(recs.items())}
     groups = [subset(recs, f"every seed ({len(recs)})")]
@@ -281,7 +283,26 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
         groups += [subset({n: recs[n] for n, k in machines.items() if k == kind},
                           f"{kind}: {', '.join(map(seed_label, (n for n, k in machines.items() if k == kind)))}")
                    for kind in kinds]
-    record = {"development_seed": DEVELOPMENT_SEED, "machines": machines, "torch": torch, "groups": groups}
+    # each seed left out in turn (two or more left: an interval across seeds), for the fragile column below
+    loo = [subset({m: r for m, r in recs.items() if m != n}, f"without {seed_label(n)}") for n in sorted(recs)
+           if len(recs) >= 3 and sorted(set(recs) - {n}) not in [g["seeds"] for g in groups]]  # not twice (seed 0)
+    full = groups[0]["findings"]
+
+    def flips(f: dict) -> list[str]:
+        """Where finding f's verdict over every seed does not hold: a group above or a seed left out (either with an
+        interval across seeds), or the deciding statistic against another reference PRM, by its own rule."""
+        out = [f"{g['name']}: {v}" for g in [*groups[1:], *loo]
+               if g["across"] and (v := g["findings"].get(f["id"], {}).get("verdict")) not in (None, f["verdict"])]
+        dec = deciding(f["id"], list(f["estimates"]))
+        own = full.get(f["id"], {}).get("estimates", {})
+        out += [f"against another reference ({estimate(n).label}): {own[n]['verdict']}" for n in f["estimates"]
+                if n not in dec and n in own and declaration(n) is not None and declaration(n) in map(declaration, dec)
+                and own[n]["verdict"] != f["verdict"]]
+        return out
+
+    fragile = {f["id"]: flips(f) for f in agg}
+    record = {"development_seed": DEVELOPMENT_SEED, "machines": machines, "torch": torch, "groups": groups,
+              "without_each_seed": loo, "fragile": fragile}
 
     def how(g: dict) -> str:
         return g["name"] + ("" if g["across"] else ", one seed: its own interval")
@@ -289,7 +310,6 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
     def cell(v: str, base: str) -> str:  # a verdict that differs from every seed's in bold
         return f"**{v}**" if v != base else v
 
-    full = groups[0]["findings"]
     md = ["## Sensitivity: without the development seed, by machine, each estimate alone", "",
           f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
           "ceiling PRM's weight decay were chosen with its PRM results in view (docs/study.md): its verdicts are no "
@@ -304,6 +324,12 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
     md += [table(["finding", *map(how, groups)],
                  [[short(f["id"], f["claim"]), *(cell(g["findings"].get(f["id"], {}).get("verdict", "-"), f["verdict"])
                                                  for g in groups)] for f in agg]), "",
+           "**Fragile or robust**: a verdict is *fragile* where it flips in any group above, with any one seed left out "
+           "(two or more left), or for the deciding statistic against another reference PRM; *robust* otherwise"
+           + ("" if loo else " (each seed left out in turn needs three or more seeds)") + ".", "",
+           table(["finding", "verdict (every seed)", "robust?", "where it flips"],
+                 [[short(f["id"], f["claim"]), f["verdict"], "**fragile**" if fragile[f["id"]] else "robust",
+                   "; ".join(fragile[f["id"]]) or "-"] for f in agg]), "",
            "Each estimate on its own (an estimate that does not decide its finding, e.g. against another reference "
            "PRM, by the same rule): mean [95% interval] and its verdict in each group; \"decides\" marks the "
            "estimates the finding's verdict rests on (prmlab.findings.deciding).", "",
