@@ -176,7 +176,7 @@ def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
     t0 = time.monotonic()
     # The clone's own library first on the path: its stages import the pinned commit's prmlab, not the editable
     # install's (HEAD's), which would mix later edits into the seed.
-    env = venv_env()
+    env = venv_env(d / "params.yaml")
     env["PYTHONPATH"] = os.pathsep.join(x for x in (str(d / "src"), env.get("PYTHONPATH", "")) if x)
     log = d / "repro.log"  # the stages' progress lines as they run (`tail -f` it); a failure's tail is raised
     with open(log, "a") as f:
