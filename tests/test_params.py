@@ -1,3 +1,4 @@
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -187,3 +188,26 @@ def test_the_stage_lists_are_dvc_yamls():
     assert PROFILE_ONLY == {name: s["foreach"].split(".")[1].rstrip("}") for name, s in spec.items()
                             if str(s.get("foreach", "")).startswith("${profile.")}
     assert set(COMMITTED) <= {n for n, p in PROFILE_ONLY.items() if p == "toy"}
+
+
+def test_the_demo_lays_valid_sizes_over_the_toy_profile(tmp_path):
+    """params/demo.yaml (`make demo`) over params.yaml: every key it sets is one params.yaml has, every section still
+    validates, and it is smaller than the study where it says so; a typo in it is one line, never the study's size."""
+    import yaml
+
+    from flows.demo import demo_params
+
+    study = yaml.safe_load((ROOT / "params.yaml").read_text())
+    demo = demo_params(study, yaml.safe_load((ROOT / "params" / "demo.yaml").read_text()))
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(demo, sort_keys=False))
+    for s, cls in section_configs().items():
+        if s != "real":
+            load_params(s, cls, path)
+    assert demo["toy"]["n_train"] < study["toy"]["n_train"] and demo["train_prm"]["steps"] < study["train_prm"]["steps"]
+    assert set(demo["train_prm"]["sources"]) < set(study["train_prm"]["sources"]) and "oracle" in demo["train_prm"]["sources"]
+    assert demo["toy_models"] == study["toy_models"] and demo["toy_judge"] == study["toy_judge"]  # the committed models
+    for over, says in (({"toy": {"n_trian": 5}}, "params/demo.yaml: toy.n_trian is not a params.yaml key"),
+                       ({"tyo": {"n_train": 5}}, "params/demo.yaml: section 'tyo' is not a params.yaml section")):
+        with pytest.raises(SystemExit, match=re.escape(says)):
+            demo_params(study, over)
