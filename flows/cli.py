@@ -151,13 +151,14 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
 
 
 # Columns of the shared views `prmlab ui` writes (MLflow's run-table keys: "metrics.`name`", "params.`name`").
+# MLflow 3.17 orders the metric columns it shows by name, whatever the order here: three of them keep held-out F1 on
+# the first screen beside Best-of-N (eval.bon_product, eval.processbench_heldout_f1, ..._step_auc); with six, F1 was the
+# fifth and off-screen. Each PRM's run page holds every other figure the report logs onto it.
 PRM_COLUMNS = ["metrics.`eval.processbench_heldout_f1`", "metrics.`eval.processbench_heldout_step_auc`",
-               "metrics.`eval.bon_product`", "metrics.`eval.bon_min`", "metrics.`eval.bon_last`",
-               "metrics.`eval.min_on_final_step_pct`", "params.`source`", "params.`train_prm.steps`",
-               "metrics.`examples_trained`", "metrics.`optimizer_steps`"]
+               "metrics.`eval.bon_product`", "params.`source`", "params.`train_prm.steps`"]
 # The study view leads with the label stage's figure: MLflow renders only the columns in view (at 1,500 px with its
 # assistant panel open, about four metric columns), and the PRMs' own figures lead the prms view.
-STUDY_COLUMNS = ["metrics.`consensus_kept_share`"] + PRM_COLUMNS[:4] + ["metrics.`examples`", "metrics.`seconds`",
+STUDY_COLUMNS = ["metrics.`consensus_kept_share`"] + PRM_COLUMNS[:3] + ["metrics.`examples`", "metrics.`seconds`",
                                    "params.`source`", "params.`sample.n`", "params.`label_mc.k`", "params.`train_prm.steps`"]
 # The study view lists every run; MLflow folds a flow's stage runs under its `pipeline` run (a row to unfold,
 # whatever the filter: neither a filter nor the shared state's `runsExpanded` unfolded them in 3.17).

@@ -704,7 +704,10 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
             pg.get_by_text("train_prm@oracle").first.wait_for(timeout=60_000)
             # the runs table, with an evaluation metric as a column header, on a first visit
             assert "/runs" in pg.url and "overview" not in pg.url
-            assert pg.get_by_role("columnheader", name=re.compile("eval.processbench_heldout_f1")).count() >= 1
+            f1 = pg.get_by_role("columnheader", name=re.compile("eval.processbench_heldout_f1"))
+            assert f1.count() >= 1
+            box = f1.first.bounding_box()  # on the first screen, not scrolled off to the right
+            assert box and box["x"] + box["width"] <= pg.viewport_size["width"], box
             assert pg.get_by_text("train_prm@mc_hard").first.is_visible()
             assert pg.get_by_text("ceiling", exact=True).count() >= 1  # the ceiling PRM is a row of the PRMs' view too
             screenshot(pg, "mlflow_prms_view")
