@@ -16,7 +16,7 @@ compares the saved weights bit for bit:
 and samples the toy policy (16 problems x 4 responses, temperature 0.7) on both kernel sets: are the
 generated texts, which become the labels, identical?
 Prints and writes, per pair, whether the weights are identical, the largest absolute difference and
-the final losses; the machine (prmlab.tracking.machine) beside them.
+the final losses; the machine (prmlab.provenance.machine) beside them.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def main() -> None:
     print(f"sampled texts: {samples} -> identical {len(set(samples.values())) == 1}")
     import torch
 
-    from prmlab.tracking import machine
+    from prmlab.provenance import machine
 
     res = {"steps": a.steps, "examples": a.examples, "torch": torch.__version__, "cpus": os.cpu_count(),
            "machine": machine(), "runs": runs, "pairs": pairs, "samples": samples,

@@ -24,8 +24,8 @@ def venv_tool(name: str) -> str:
 def venv_env(params_file: str | Path, env: dict | None = None) -> dict:
     """`env` (default: this process's) for the stages run on `params_file`, with this interpreter's folder first on
     PATH: the stage commands DVC runs call `python` from PATH, and must find the venv's, where prmlab is. Secrets
-    other than those the stages' own work sends stay in this process (prmlab.tracking.stage_env)."""
-    from prmlab.tracking import stage_env
+    other than those the stages' own work sends stay in this process (prmlab.credentials.stage_env)."""
+    from prmlab.credentials import stage_env
 
     env = stage_env(params_file, env)
     return {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"}

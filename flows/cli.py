@@ -62,7 +62,7 @@ def _stage(module: str, args: list[str], env: dict) -> None:
 
 
 def _run_stages(which: list[str], name: str, spec_args: list[str], out: Path, params: str, env: dict) -> None:
-    from prmlab.tracking import stage_env
+    from prmlab.credentials import stage_env
 
     env = stage_env(params, env)  # the secrets the eval stages' own work sends, no other
     if "processbench" in which:
@@ -96,8 +96,9 @@ def evaluate(models: list[str], names: list[str], layout: str | None, reference:
     import yaml
 
     from prmlab.io import atomic_write_text, write_json
+    from prmlab.provenance import tracking_uri
     from prmlab.report.tables import markdown_table, table_row
-    from prmlab.tracking import ensure_experiment, tracking_uri
+    from prmlab.tracking import ensure_experiment
 
     which = [only] if only else ["processbench", "bon"]
     missing = [f"{path} (make it with `dvc repro {target}`)" for w in which for path, target in INPUTS[w] if not Path(path).exists()]
@@ -208,7 +209,8 @@ def ui_links(host: str, port: int) -> dict[str, str]:
     it}."""
     import mlflow
 
-    from prmlab.tracking import ensure_experiment, tracking_uri
+    from prmlab.provenance import tracking_uri
+    from prmlab.tracking import ensure_experiment
 
     mlflow.set_tracking_uri(tracking_uri())
     name = os.environ.get("PRMLAB_EXPERIMENT", "prmlab")
@@ -251,7 +253,7 @@ def positive(text: str) -> int:
 
 
 def ui(host: str, port: int, workers: int = 1) -> None:
-    from prmlab.tracking import tracking_uri
+    from prmlab.provenance import tracking_uri
 
     links = ui_links(host, port)
     print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)

@@ -198,7 +198,8 @@ def pipeline(project_dir: str = ".", stages: list[str] | None = None) -> list[st
     """Run the study's stages in order; every stage's MLflow run nests under this flow's run."""
     import mlflow
 
-    from prmlab.tracking import ensure_experiment, git_commit, tracking_uri, ui_url
+    from prmlab.provenance import git_commit, tracking_uri, ui_url
+    from prmlab.tracking import ensure_experiment
 
     ui_url()  # the study's run links' base, refused before any stage runs
     project = Path(project_dir).resolve()

@@ -37,9 +37,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
 from prmlab import protocol  # noqa: E402
+from prmlab.credentials import stage_env  # noqa: E402
 from prmlab.io import inside  # noqa: E402
 from prmlab.params import COMMITTED  # noqa: E402
-from prmlab.tracking import stage_env  # noqa: E402
 
 MARK = ".seeds-plain"  # in every seed's copy, first: the only folders under --root this runner removes
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed

@@ -10,19 +10,29 @@ cmd after `python -m stages.<name>`).
 from __future__ import annotations
 
 import json
+import os
 import shlex
 from pathlib import Path
+
+from import_graph import RECORDERS, ROOT, closure
 
 AUDIT = Path(__file__).resolve().parent / "audit"
 # Read by every stage but not inputs: the params file (DVC tracks its keys), and tracking state.
 IGNORED = ("params.yaml", "mlflow.db", "mlartifacts/", ".dvc/", ".git/", "dvc.yaml", "dvc.lock")
 
 
+def recorder_files(project: Path) -> set[Path]:
+    """The project's recorder modules (import_graph.RECORDERS) and what they load: a stage imports them without
+    declaring them, since they decide none of its outputs (`recorder_writes` checks that they write none)."""
+    return {(project / p.relative_to(ROOT)).resolve() for r in RECORDERS for p in closure(r, skip=frozenset())}
+
+
 def audit_env(audit_dir: Path, project: Path, base: dict) -> dict:
     """Env for running the project's stages under audit; its own src/ first, so the imports checked are
     the project copy's (not the editable install's)."""
     pp = base.get("PYTHONPATH", "")
-    return {**base, "PRMLAB_AUDIT_DIR": str(audit_dir),
+    recorders = os.pathsep.join(str(project / r.relative_to(ROOT)) for r in RECORDERS)
+    return {**base, "PRMLAB_AUDIT_DIR": str(audit_dir), "PRMLAB_AUDIT_RECORDERS": recorders,
             "PYTHONPATH": ":".join(x for x in (str(AUDIT), str(project / "src"), pp) if x)}
 
 
@@ -65,6 +75,7 @@ def undeclared(project: Path, audit_dir: Path, model_dirs: dict[str, Path]) -> d
             # Using the model is covered by its manifest; writing the manifest means reading the folder.
             if manifest in deps or manifest in st["outs"]:
                 deps.append(folder.resolve())
+        deps += recorder_files(project)
         bad = []
         for f in set(rec["reads"]) | set(rec["modules"]):
             p = Path(f).resolve()
@@ -79,3 +90,21 @@ def undeclared(project: Path, audit_dir: Path, model_dirs: dict[str, Path]) -> d
     missing_logs = sorted(set(stages) - set(seen))
     assert not missing_logs, f"no audit log for stage(s) {missing_logs}: did they run under audit_env?"
     return {k: v for k, v in seen.items() if v}
+
+
+def recorder_writes(project: Path, audit_dir: Path) -> dict[str, list[str]]:
+    """stage -> the files under its outputs (or anywhere in the project but the tracking state) that a recorder
+    module wrote in an audited run: none, if recording decides no output."""
+    project = project.resolve()
+    outs = [o for st in _stages(project).values() for o in st["outs"]]
+    found: dict[str, list[str]] = {}
+    for log in sorted(audit_dir.glob("*.json")):
+        rec = json.loads(log.read_text())
+        for f in rec.get("recorder_writes", []):
+            p = Path(f).resolve()
+            if project not in p.parents:
+                continue  # a temp file, MLflow's own under /tmp
+            rel = p.relative_to(project).as_posix()
+            if _under(p, outs) or not rel.startswith(IGNORED):
+                found.setdefault(rec.get("stage") or " ".join(rec["argv"][:2]), []).append(rel)
+    return found

@@ -2,7 +2,8 @@
 
 `graph()`: module -> [(imported module, line, at module level?)] for every `prmlab` import, module- and
 function-level. `closure(file)`: the files loading `file` loads (module-level imports followed to the end,
-packages' __init__ included): what a stage reads of the code, so what dvc.yaml must list as its deps.
+packages' __init__ included, the recorders left out): what a stage reads of the code that decides its outputs, so
+what dvc.yaml must list as its deps.
 """
 
 from __future__ import annotations
@@ -48,11 +49,18 @@ def graph() -> dict[Path, list[tuple[Path, int, bool]]]:
     return {f: sorted(set(_imports(f))) for f in files}
 
 
-def closure(f: Path) -> set[Path]:
+# Modules that record what a stage computes and write none of its outputs (MLflow runs, progress lines): a stage
+# loads them, but they decide nothing it writes, so they are no DVC dependency and an edit to them reruns nothing.
+# graph_audit checks at run time that no file under a stage's outputs is written from them.
+RECORDERS = frozenset({ROOT / "src" / "prmlab" / "tracking.py"})
+
+
+def closure(f: Path, skip: frozenset[Path] = RECORDERS) -> set[Path]:
+    """The files loading `f` loads, less the recorders (`skip`) and what only they load: what decides its outputs."""
     seen, todo = set(), [f]
     while todo:
         x = todo.pop()
-        if x not in seen:
+        if x not in seen and x not in skip:
             seen.add(x)
             todo += [c for c, _, top in _imports(x) if top]
     return seen

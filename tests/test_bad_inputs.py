@@ -324,7 +324,8 @@ def test_prm_flag_without_name():
 
 
 def test_mlflow_params_never_hold_url_credentials(monkeypatch):
-    from prmlab.tracking import _loggable, ui_url
+    from prmlab.provenance import ui_url
+    from prmlab.tracking import _loggable
 
     assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
     # issue #30: a key in the query string was logged and printed, and requests went to `/v1?key=k/completions`

@@ -181,6 +181,21 @@ def test_every_stage_declares_what_it_reads_and_imports(ran):
     assert undeclared(ran, ran.parent / f"{ran.name}-audit", models) == {}
 
 
+def test_recording_writes_no_stage_output(ran):
+    """The recorder (prmlab.tracking: MLflow runs, progress lines) is no DVC dependency, which holds only while it
+    decides no output: in the whole audited study, no file under any stage's outputs, nor anywhere in the project but
+    the tracking store, was written with a recorder frame on the stack; and the static closure leaves it out."""
+    from graph_audit import recorder_writes
+    from import_graph import RECORDERS
+
+    audit = ran.parent / f"{ran.name}-audit"
+    assert any(json.loads(f.read_text()).get("recorder_writes") for f in audit.glob("*.json")), \
+        "no recorder write seen at all: is the audit hook watching the recorder?"  # MLflow's store is written from it
+    assert recorder_writes(ran, audit) == {}
+    deps = {d for spec in yaml.safe_load((ran / "dvc.yaml").read_text())["stages"].values() for d in spec.get("do", spec)["deps"]}
+    assert not {r.relative_to(ROOT).as_posix() for r in RECORDERS} & deps
+
+
 def test_dvc_second_repro_is_a_noop_and_metrics_show(study):
     out = run(["dvc", "repro"], study).stdout
     assert "Running stage" not in out, out
@@ -323,7 +338,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     # The report names the commit and the run each stage's numbers came from.
     report = (ran / "reports" / "report.md").read_text()
     # the CPU that trained the PRMs, in their metrics, the report and findings.json (a seed's file keeps it)
-    from prmlab.tracking import machine
+    from prmlab.provenance import machine
 
     cpu = json.loads((ran / "metrics" / "train_prm" / "oracle.json").read_text())["machine"]
     assert cpu["model"] == machine()["model"] and cpu["torch_kernels"]

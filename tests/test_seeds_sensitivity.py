@@ -165,7 +165,7 @@ def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, m
 
 def test_the_report_records_the_machine_and_torch_its_models_ran_on():
     """findings.json's `device`: the GPUs any stage used, then the CPUs, and the torch builds, from the metrics'
-    `machine` (prmlab.tracking.machine); None where no stage recorded one."""
+    `machine` (prmlab.provenance.machine); None where no stage recorded one."""
     from prmlab.report.study import device
 
     cpu = {"vendor": "GenuineIntel", "model": "Intel Xeon", "torch": "2.11.0+cu130"}
@@ -178,7 +178,7 @@ def test_the_report_records_the_machine_and_torch_its_models_ran_on():
 def test_machine_names_the_torch_build_and_no_gpu_this_process_did_not_use():
     import torch
 
-    from prmlab.tracking import machine
+    from prmlab.provenance import machine
 
     got = machine()
     assert got["torch"] == torch.__version__
@@ -207,7 +207,7 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
 
 def test_study_code_is_the_seeds_study_inputs_less_params():
     from flows.seeds import STUDY_INPUTS
-    from prmlab.tracking import STUDY_CODE
+    from prmlab.provenance import STUDY_CODE
 
     assert set(STUDY_INPUTS) == {*STUDY_CODE, "params.yaml"}
 
@@ -221,8 +221,8 @@ def test_provenance_names_the_commit_whose_params_made_the_study(tmp_path, monke
     """Issue #54: a report named HEAD, the commit before the one that filed its study (its params were the previous
     study's). study_commits names the first commit holding the workspace's params values (a comment edit is no new
     params), HEAD as the code's commit, uncommitted code, and says so when the params are in no commit."""
+    from prmlab.provenance import study_commits
     from prmlab.report.study import commits_line
-    from prmlab.tracking import study_commits
 
     git(tmp_path, "init", "-q")
     (tmp_path / "params.yaml").write_text("toy:\n  seed: 0\n")

@@ -31,11 +31,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from prmlab.credentials import child_env
 from prmlab.generation import GenerationError, make_generator
 from prmlab.generation_config import BackendConfig
 from prmlab.params import ParamsError, check
 from prmlab.runtime import Closing
-from prmlab.tracking import Progress, child_env
+from prmlab.tracking import Progress
 
 Kind = Literal["local", "ray"]
 

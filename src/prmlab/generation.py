@@ -25,10 +25,11 @@ import sys
 import time
 from dataclasses import dataclass
 
+from prmlab.credentials import redact
 from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.preflight import check_api_key_transport, load_tokenizer
 from prmlab.runtime import Closing, has_gpu, plain_text, shutdown_vllm
-from prmlab.tracking import Progress, redact
+from prmlab.tracking import Progress
 
 
 @dataclass(frozen=True)

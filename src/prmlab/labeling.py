@@ -40,10 +40,10 @@ from prmlab.io import DataError, ShardWriter, fingerprint, read_problems_and_res
 from prmlab.params import ParamsError, check
 from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.prompts import judge_messages, load_template, majority, parse_judgement, policy_messages
+from prmlab.provenance import md5_path
 from prmlab.records import JudgeLabel, MCLabel, Problem, Response, distinct_responses
 from prmlab.result import Done
 from prmlab.steps import extract_answer, join_steps
-from prmlab.tracking import md5_path
 
 SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
 

@@ -26,9 +26,9 @@ import socket
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from prmlab.credentials import redact  # the checks' errors never show credentials
 from prmlab.manifest import looks_like_path, model_manifest
 from prmlab.params import ParamsError
-from prmlab.tracking import redact  # the checks' errors never show credentials
 
 SERVER_TIMEOUT_S = 5.0
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tokenizer_config.json")

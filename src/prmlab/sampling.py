@@ -19,9 +19,9 @@ from prmlab.metrics import flawed_among_correct
 from prmlab.params import check
 from prmlab.preflight import check_backend, code_version, model_identity
 from prmlab.prompts import policy_messages
+from prmlab.provenance import md5_path
 from prmlab.records import Problem, Response
 from prmlab.result import Done
-from prmlab.tracking import md5_path
 
 
 @dataclass(frozen=True)

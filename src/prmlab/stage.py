@@ -35,8 +35,9 @@ from typing import Any
 
 from prmlab.io import DataError, check_writable, output_lock, write_json, write_jsonl
 from prmlab.params import ParamsError, load_params
+from prmlab.provenance import machine
 from prmlab.result import LOG_MAX_BYTES, Done
-from prmlab.tracking import check_store, done_line, machine, stage_run
+from prmlab.tracking import check_store, done_line, stage_run
 
 
 def fail(stage: str, err: Exception) -> None:
@@ -182,7 +183,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
                     run.params({"source": a.source})
                     run.tag("prmlab.source", a.source)
                 done = core(cfg, data, run)
-                if torch:  # a stage that runs a model: its figures can move with the CPU (prmlab.tracking.machine)
+                if torch:  # a stage that runs a model: its figures can move with the CPU (prmlab.provenance.machine)
                     done.metrics["machine"] = machine()
                     done.file_only.append("machine")
                 written = {p: obj for key, obj in done.outputs.items() if (p := output_path(a, key))}

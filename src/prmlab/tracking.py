@@ -1,4 +1,4 @@
-"""MLflow logging shared by every stage, plus progress lines for long loops.
+"""The recorder: MLflow logging shared by every stage, plus progress lines for long loops.
 
     with stage_run("label_mc", cfg, inputs=[samples_path]) as run:
         ...
@@ -11,16 +11,19 @@ tagged with the git commit, the DVC experiment's name (under `dvc exp run`) and 
 input (files: the md5 dvc.lock records), and logs each input as an MLflow dataset. The experiment
 is a model-development one (the UI opens on its runs), and its artifacts live in mlartifacts/ beside
 the SQLite store, moved there if the project was copied.
+
+A recorder only: it observes what a stage computes (logs it, prints progress) and writes nothing a stage outputs,
+so it is no DVC dependency of any stage and an edit here reruns nothing. What lands in outputs lives below it:
+the machine, commits and digests in prmlab.provenance, URL redaction and child environments in prmlab.credentials.
+tests/graph_audit.py checks in every audited run that no file under a stage's outputs is written from this module.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import re
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -28,17 +31,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from prmlab.params import ParamsError, query_names, read_params, url_secrets
+from prmlab.credentials import redact
+from prmlab.params import ParamsError
+from prmlab.provenance import NOT_CPU, git_commit, machine, md5_path, tracking_uri
 
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("DO_NOT_TRACK", "true")
-
-DEFAULT_URI = "sqlite:///mlflow.db"
-
-
-def tracking_uri() -> str:
-    return os.environ.get("MLFLOW_TRACKING_URI", DEFAULT_URI)
-
 
 STORE_TIMEOUT_S = 5.0  # PRMLAB_STORE_TIMEOUT_S overrides it (a store over a slow link)
 
@@ -114,100 +112,6 @@ def _shown(body: bytes) -> str:
     """The start of a reply, as a short printable quote."""
     text = body[:40].decode("utf-8", "replace")
     return repr("".join(c if c.isprintable() else " " for c in text).strip() + ("..." if len(body) > 40 else ""))
-
-
-def md5_path(path: str | Path) -> str:
-    """md5 of a file's bytes; for a folder, md5 over its sorted (relative path, file md5) pairs."""
-    p = Path(path)
-    if p.is_file():
-        h = hashlib.md5()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
-    h = hashlib.md5()
-    for f in sorted(q for q in p.rglob("*") if q.is_file()):
-        h.update(f"{f.relative_to(p).as_posix()}:{md5_path(f)}\n".encode())
-    return h.hexdigest() + ".dir"
-
-
-ISA_FLAGS = ("avx2", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_bf16")  # what picks CPU kernels
-
-
-def machine() -> dict[str, str]:
-    """The machine a run computed on: the CPU's vendor, model, the instruction sets that decide which kernels torch,
-    oneDNN and MKL run (`isa`), torch's own choice (`torch_kernels`: AVX512, AVX2, ...) and the threads; where torch
-    is loaded, its version (`torch`) and the GPU this process used (`gpu`, absent if none). Recorded
-    beside every run (MLflow tags) and in the metrics of every stage that runs a model: the same commit's
-    trained weights differ across x86 machines of one kind (issue #52: an Intel Xeon with AVX-512/AMX and an
-    AMD EPYC with AVX2 trained the judge PRM to loss 0.1883 and 0.1974 on byte-identical data), its labels
-    did not."""
-    import platform
-
-    info = {"vendor": "", "model": platform.processor() or platform.machine(), "isa": ""}
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        text = ""
-    fields = dict(line.split(":", 1) for line in text.splitlines()[:40] if ":" in line)
-    fields = {k.strip(): v.strip() for k, v in fields.items()}
-    flags = set(fields.get("flags", "").split())
-    info |= {"vendor": fields.get("vendor_id", ""), "model": fields.get("model name", info["model"]),
-             "isa": " ".join(f for f in ISA_FLAGS if f in flags)}
-    torch = sys.modules.get("torch")  # never imported for this alone (a light stage stays light)
-    if torch is not None:
-        # the torch build (a CUDA build's suffix: +cu130) and, where this process computed on a GPU, which one:
-        # issue #54, a seed's figures are its machine's (CPU or GPU), so a seed's file names both
-        info |= {"torch_kernels": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads()),
-                 "torch": torch.__version__}
-        if torch.cuda.is_initialized():  # asking otherwise would initialise CUDA in a process that never used it
-            info["gpu"] = torch.cuda.get_device_name()
-    return info
-
-
-# machine()'s keys that are not the CPU's: tagged prmlab.<key>, the CPU's prmlab.cpu.<key>
-NOT_CPU = ("torch", "gpu")
-
-
-def git_commit() -> str:
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-# What makes a study besides its params: its code, graph and committed toy models (flows.seeds.STUDY_INPUTS less
-# params.yaml, which `study_commits` compares by value).
-STUDY_CODE = ("src", "stages", "dvc.yaml", "models", "data/models")
-
-
-def study_commits(params: str | Path = "params.yaml") -> dict[str, Any]:
-    """Which commits made this run (the report's provenance, issue #54): `code`, HEAD (full hash; "unknown" without
-    git) and `dirty`, the STUDY_CODE paths with uncommitted changes; `params`, the commit whose params it ran: the
-    oldest of the newest commits along `git log -- <params>` whose file holds the workspace's values (parsed, so an
-    edit of comments alone is no new params), None where the workspace's values are in no commit (a study run
-    before its params were committed, or a `dvc exp run` with a seed's values: the commit that files its outputs
-    holds them) or git cannot say. Not HEAD: the study is run before the commit that adds its outputs, so HEAD
-    then is the previous study's (issue #54: a report named dc0e4ce, whose params were the previous study's)."""
-    import yaml
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=True).stdout
-
-    out: dict[str, Any] = {"code": git_commit(), "dirty": [], "params": None}
-    try:
-        changed = [line[3:].split(" -> ")[-1] for line in git("status", "--porcelain", "--untracked-files=no", "--",
-                                                               *STUDY_CODE).splitlines()]
-        out["dirty"] = [c for c in STUDY_CODE if any(f == c or f.startswith(c + "/") for f in changed)]
-        now = yaml.safe_load(Path(params).read_text())
-        for rev in git("log", "--format=%H", "--", str(params)).split():
-            if yaml.safe_load(git("show", f"{rev}:./{params}")) != now:
-                break
-            out["params"] = rev
-    except (OSError, subprocess.SubprocessError, yaml.YAMLError):
-        pass  # no git, no params file: `params` stays None and the report says it cannot name one
-    return out
 
 
 def flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -405,84 +309,6 @@ def stage_run(stage: str, config: Any = None, inputs: list[str | Path] = (), tag
             params = {k: _loggable(v) for k, v in logged_params(flatten(config), declared).items()}
             mlflow.log_params(params)
         yield StageRun(run, mlflow)
-
-
-def redact(url: str) -> str:
-    """The URL without user:password and without query values (`?key=...`: hosted APIs take keys there),
-    so credentials in a URL are never printed or logged."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return "<unparseable URL>"
-    if parts.username is None and parts.password is None and not parts.query and not parts.fragment:
-        return url
-    netloc = parts.netloc
-    if parts.username is not None or parts.password is not None:
-        netloc = f"***@{parts.hostname or ''}" + (f":{port}" if port else "")
-    query = "&".join(f"{k}=***" if k else "***" for k in query_names(parts.query)) if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, "***" if parts.fragment else ""))
-
-
-def secret_name(name: str) -> bool:
-    """An environment variable named like a secret: a part of its name (split at `_`, `-`, `.`) ends in TOKEN(S) or
-    KEY(S) (HF_TOKEN, OPENAI_API_KEY, AWS_ACCESS_KEY_ID, APIKEY) or holds SECRET, PASSW, PASSPHRASE, CREDENTIAL or
-    COOKIE (AWS_SECRET_ACCESS_KEY, PGPASSWORD, GOOGLE_APPLICATION_CREDENTIALS); TOKENIZERS_PARALLELISM is none."""
-    return any(re.search(r"(TOKENS?|KEYS?)$|SECRET|PASSW|PASSPHRASE|CREDENTIAL|COOKIE", part)
-               for part in re.split(r"[-_.]", name.upper()))
-
-
-# The secrets a stage's own work sends, which a stage process started by this one (a flow's `dvc repro`, `prmlab eval`,
-# scripts/seeds_plain.py) is handed besides its backends' keys (params' api_key_env, OPENAI_API_KEY where unset): its
-# tracking store's (MLflow's own, its artifact store's), its model hub's, its Ray cluster's and its proxy's. A Ray
-# replica is handed none (`child_env` with no `keep`).
-STAGE_SECRETS = ("OPENAI_API_KEY", "MLFLOW_TRACKING_TOKEN", "MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD",
-                 "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
-                 "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "RAY_AUTH_TOKEN")
-
-
-def api_key_envs(params: Any) -> set[str]:
-    """The environment variables a params file names as its backends' keys: every `api_key_env` in it, at any depth."""
-    if isinstance(params, dict):
-        here = {params["api_key_env"]} if isinstance(params.get("api_key_env"), str) else set()
-        return here.union(*(api_key_envs(v) for v in params.values()))
-    if isinstance(params, list):
-        return set().union(*(api_key_envs(v) for v in params))
-    return set()
-
-
-def child_env(env: dict[str, str] | None = None, keep: Any = (), urls: bool = False) -> tuple[dict[str, str], list[str]]:
-    """`env` (default: this process's) for another process, and the names of what was held back: every variable named
-    like a secret (`secret_name`) but those in `keep`, and with `urls`, every one whose value is a URL that carries
-    one (`url_secrets`: `user:password@`, a query string). Ray records a replica's environment (its runtime_env) in
-    clear in its session logs and GCS, so a replica gets `urls` too and no `keep`; a local process keeps its URLs
-    (MLFLOW_TRACKING_URI: without it a stage would log to another store, silently). Values are never printed."""
-    env = dict(os.environ if env is None else env)
-    held = sorted(k for k, v in env.items() if k not in keep and (
-        secret_name(k) or (urls and "://" in v and url_secrets(v.strip()) is not None)))
-    return {k: v for k, v in env.items() if k not in held}, held
-
-
-def ui_url() -> str:
-    """Where `make ui` serves the MLflow UI (PRMLAB_UI_URL, default http://127.0.0.1:5000), as the report's and the
-    flow's run links start; one that carries a credential (`url_secrets`) is refused: the links are written."""
-    base = os.environ.get("PRMLAB_UI_URL", "http://127.0.0.1:5000").rstrip("/")
-    if what := url_secrets(base):
-        raise ParamsError(f"PRMLAB_UI_URL carries {what}, which the report's and the flow's run links would hold in "
-                          "clear: set it to the UI's address alone")
-    return base
-
-
-def stage_env(params_file: str | Path, env: dict[str, str] | None = None) -> dict[str, str]:
-    """`child_env` for a process that runs the project's stages on `params_file`: the secrets their own work sends
-    (STAGE_SECRETS and the file's api_key_env variables) and no other."""
-    try:
-        named = api_key_envs(read_params(params_file))
-    except ParamsError:
-        named = set()  # the stage refuses the file itself, in its own line
-    return child_env(env, keep={*STAGE_SECRETS, *named})[0]
 
 
 def _loggable(v: Any) -> Any:

@@ -18,17 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from prmlab import plots
+from prmlab.credentials import redact
 from prmlab.findings import Findings, pb_intervals
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_OF, PROFILE_ONLY
+from prmlab.provenance import study_commits, tracking_uri, ui_url
 from prmlab.records import JudgeLabel, Response
 from prmlab.report.markdown import ci, f3, fmt, signed_ci, table, with_ci
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
 from prmlab.result import Done
 from prmlab.sources import CEILING
 from prmlab.stats import N_BOOT
-from prmlab.tracking import redact, study_commits, tracking_uri, ui_url
 
 # The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
 # toy run's bootstrap.json must not show up in a real run's report.
@@ -480,7 +481,7 @@ def trained_on(m: dict) -> list[str]:
 
 def device(m: dict) -> dict[str, str | None]:
     """The machine and torch build this run's models computed on, from every stage's `machine` in its metrics
-    (prmlab.tracking.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
+    (prmlab.provenance.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
     versions}, None where no stage recorded it (metrics written before issue #54). A seed's file keeps both
     (flows.seeds.write_seed): reports/seeds.md splits the verdicts by machine."""
     seen = [c for c in [*(m.get(s, {}).get("machine") for s in STAGES), *(t.get("machine") for t in m["train_prm"].values()),
@@ -528,7 +529,7 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str
 
 
 def commits_line(c: dict) -> str:
-    """The report's provenance sentence for `prmlab.tracking.study_commits`: the commit whose params made the study
+    """The report's provenance sentence for `prmlab.provenance.study_commits`: the commit whose params made the study
     first (HEAD alone named the previous study's when the study ran before its params were committed), then the code's."""
     code = f"code: commit `{c['code']}`" + (f" with uncommitted changes to {', '.join(c['dirty'])}" if c["dirty"] else "")
     if c["params"]:
