@@ -9,6 +9,7 @@ and kills it after its first shard (resume, stale shards, MLflow, temp files, pe
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -148,13 +149,13 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("scores,message", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
 def test_bad_bon_scores(tmp_path, scores, message):
-    from prmlab.bias import read_scores
+    from prmlab.metrics import read_score_rows
 
     ok = json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.1]})
     bad = json.dumps(SCORE_ROW).encode()[:-1] + b', "step_scores": ' + scores + b"}"
     path = _write_lines(tmp_path / "scores.jsonl", [ok, bad])
     with pytest.raises(DataError) as e:
-        read_scores(str(path))
+        read_score_rows(str(path), ("prm", "problem_id", "response_id"))
     assert str(e.value) == f"{path}:2: {message}"
 
 
@@ -1510,3 +1511,64 @@ def test_prmlab_ui_refuses_bad_arguments_before_it_starts(args, message):
     """`prmlab ui --port 70000` had written its views, then died in MLflow's server with a traceback, exit 0."""
     p = subprocess.run([sys.executable, "-m", "flows.cli", "ui", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.strip().splitlines()[-1].endswith(message), p.stderr
+
+
+# --- the fourth round, what was left: each class closed where the data or the setting enters ---------------------
+
+PB_ROW = {"model": "prm/mc_hard", "subset": "toy", "id": "pb0-0", "label": -1, "n_steps": 2, "pred": -1}
+
+
+def _score_readers(tmp_path: Path) -> dict:
+    """Every reader of a score file, as its stage or command calls it: {name: (its file's first row, a second row,
+    read(path))}."""
+    from prmlab.bias import prepare_bias
+    from prmlab.report.study import evidence
+    from prmlab.report.tables import table_row
+    from prmlab.scorefile import read_scores
+
+    samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP), json.dumps(RESP | {"response_id": "r1"})])
+    good_pb = _write_lines(tmp_path / "good_pb.jsonl", [json.dumps(PB_ROW | {"step_scores": [0.9, 0.8]})])
+    good_bon = _write_lines(tmp_path / "good_bon.jsonl", [json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.8]})])
+    m = {"eval_processbench": {"items": {"toy": 1}}, "tune": None, "held": [], "consensus": {}}
+
+    def table(path: Path):  # `prmlab eval`'s tables read <out>/bon_scores.jsonl beside its bon.json
+        out = tmp_path / "eval"
+        out.mkdir(exist_ok=True)
+        (out / "bon.json").write_text(json.dumps({"n": 1, "results": {"x": {"average": {}},
+                                                                     "baselines": {"average": {"maj": 1, "pass": 1}}}}))
+        if path != out / "bon_scores.jsonl":  # /dev/zero: named by the path the reader opened
+            (out / "bon_scores.jsonl").unlink(missing_ok=True)
+            (out / "bon_scores.jsonl").symlink_to(path)
+        return table_row("x", "x", out, ["bon"])
+
+    bon2 = SCORE_ROW | {"response_id": "r1"}
+    return {
+        "report-processbench": (PB_ROW, PB_ROW | {"id": "pb0-1"}, lambda p: evidence(m, p, good_bon, n_boot=10)),
+        "report-bon": (SCORE_ROW, bon2, lambda p: evidence(m, good_pb, p, n_boot=10)),
+        "analyze_bias": (SCORE_ROW, bon2, lambda p: prepare_bias(argparse.Namespace(samples=str(samples), scores=str(p)), {})),
+        "prmlab-eval-tables": (SCORE_ROW, bon2, table),
+        "prmlab-score": ({"id": "pb0"}, {"id": "pb1"}, lambda p: read_scores(p, {"pb0": 2, "pb1": 2}, "ProcessBench")),
+    }
+
+
+@pytest.mark.parametrize("reader", ["report-processbench", "report-bon", "analyze_bias", "prmlab-eval-tables", "prmlab-score"])
+def test_no_figure_from_a_non_finite_or_unbounded_score(tmp_path, reader):
+    """Round 4: the report took NaN step scores (the findings' intervals moved: mc_hard - oracle 0.5 [-39.2, 21.5] ->
+    3.7 [-35.6, 35.9], exit 0), and /dev/zero as a score file read one endless line. Every reader of a score file
+    checks each row's step scores where it reads them (prmlab.metrics.read_score_rows, check_step_scores), and every
+    JSONL line is capped (prmlab.io.MAX_LINE_BYTES): one line naming the file, line and field."""
+    first, second, read = _score_readers(tmp_path)[reader]
+    (tmp_path / "eval").mkdir()
+    path = tmp_path / ("eval/bon_scores.jsonl" if reader == "prmlab-eval-tables" else "scores.jsonl")
+    read(_write_lines(path, [json.dumps(r | {"step_scores": [0.9, 0.8]}) for r in (first, second)]))
+    for bad, says in ((b"NaN", "nan is not"), (b"-Infinity", "-inf is not"), (b'"0.5"', "'0.5' is not")):
+        _write_lines(path, [json.dumps(first | {"step_scores": [0.9, 0.8]}),
+                                                        json.dumps(second).encode()[:-1] + b', "step_scores": [0.9, ' + bad + b"]}"])
+        with pytest.raises(DataError) as e:
+            read(path)
+        assert str(e.value).startswith(f"{path}:2: field 'step_scores[1]': {says}"), str(e.value)
+    t0 = time.monotonic()
+    with pytest.raises(DataError) as e:
+        read(Path("/dev/zero"))
+    named = path if reader == "prmlab-eval-tables" else "/dev/zero"
+    assert str(e.value) == f"{named}:1: a line longer than 64 MiB (not a JSONL file?)" and time.monotonic() - t0 < 30
