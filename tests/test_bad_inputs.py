@@ -1572,3 +1572,57 @@ def test_no_figure_from_a_non_finite_or_unbounded_score(tmp_path, reader):
         read(Path("/dev/zero"))
     named = path if reader == "prmlab-eval-tables" else "/dev/zero"
     assert str(e.value) == f"{named}:1: a line longer than 64 MiB (not a JSONL file?)" and time.monotonic() - t0 < 30
+
+
+RPRM_BUILTIN = (ROOT / "src/prmlab/prompts/rprm.txt").read_text()
+SETTING_CASES = [  # (case id, params sections changed, the one line after "<stage> error: ")
+    ("engine-eval-bon-ray", {"engine": {"eval_bon": "ray"}},
+     "engine.eval_bon: 'eval_bon' has no engine setting, it runs in its own process whatever this says (the stages with "
+     "one: sample, sample_eval, label_mc, label_judge, toy_human, ceiling)"),
+    ("engine-analyze-bias-local", {"engine": {"analyze_bias": "local"}}, "engine.analyze_bias: 'analyze_bias' has no engine"),
+    ("votes-at-temperature-0", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "thinkprm", "votes": 4,
+                                                                     "temperature": 0}}}},
+     "reference_prms.v.votes 4 at temperature 0 are one greedy reply repeated: set votes 1, or a temperature > 0 to "
+     "sample them"),
+    ("rprm-template-stray-braces", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                         "template_file": "{tmp}/stray.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/stray.txt: needs three {{}} (question, previous steps, now step) and "
+     "no other placeholder, as R-PRM's template; found {{}} on line 1, {{}} on line 15, {{}} on line 16, {{}} on line 17; "
+     "escape literal braces as {{{{ }}}}"),
+    ("rprm-template-named-placeholder", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                              "template_file": "{tmp}/named.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/named.txt: needs three {{}} (question, previous steps, now step) and "
+     "no other placeholder, as R-PRM's template; found {{question}} on line 14, {{}} on line 15, {{}} on line 16"),
+    ("rprm-template-lone-brace", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                       "template_file": "{tmp}/lone.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/lone.txt: line 1: Single '}}' encountered in format string; escape "
+     "literal braces as {{{{ }}}}"),
+]
+
+
+@pytest.mark.parametrize("change, says", [c[1:] for c in SETTING_CASES], ids=[c[0] for c in SETTING_CASES])
+def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_path, change, says):
+    """Round 4: `engine.eval_bon: ray` ran locally without a word (label_mc refused the same file), a generative
+    verifier's `votes: 4` at temperature 0 recorded 4 identical votes, and an rprm template with a stray `{}` failed as a
+    traceback once the PRMs before it had run. Each is refused where params are read (prmlab.params.read_params,
+    prmlab.generative.VerifierConfig, verifier_config: every family's template filled before any model loads), by the
+    eval_bon stage's own command: one line naming the key, exit 2, nothing written, no MLflow run."""
+    (tmp_path / "stray.txt").write_text("Check {}.\n" + RPRM_BUILTIN)
+    (tmp_path / "named.txt").write_text(RPRM_BUILTIN.replace("Question: {}", "Question: {question}"))
+    (tmp_path / "lone.txt").write_text("Reply with } only.\n" + RPRM_BUILTIN)
+    for sec, kv in change.items():
+        for v in kv.get("reference_prms", {}).values():
+            v["template_file"] = v.get("template_file", "").format(tmp=tmp_path) or None
+            if v["template_file"] is None:
+                v.pop("template_file")
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for sec, kv in change.items():
+        data[sec] = {**data[sec], **kv}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    p = subprocess.run([sys.executable, "-m", "stages.eval_bon", "--problems", str(tmp_path / "none.jsonl"), "--samples",
+                        str(tmp_path / "none.jsonl"), "--metrics", str(tmp_path / "bon.json"), "--scores",
+                        str(tmp_path / "bon.jsonl"), "--params", str(tmp_path / "params.yaml")],
+                       cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr[-2000:]
+    assert p.stderr.startswith("[eval_bon] error: " + says.format(tmp=tmp_path)), p.stderr
+    assert not (tmp_path / "bon.json").exists() and not (tmp_path / "mlflow.db").exists()
