@@ -1626,3 +1626,33 @@ def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_pat
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr[-2000:]
     assert p.stderr.startswith("[eval_bon] error: " + says.format(tmp=tmp_path)), p.stderr
     assert not (tmp_path / "bon.json").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_path):
+    """Training health (round 4): a run whose loss ends far above where it began (prmlab.training.check_health: the
+    last tenth's mean over 2x the first step's loss, or the first tenth's mean where lower) is not saved as trained,
+    and says what it saw; lr 3 on a toy PRM goes 0.69 -> 13567 -> ... -> 5.6, finite all along. A run that learns is
+    saved (the study's 20 runs end at 0.02-0.72x their start). An attention this machine cannot run (flash-attn's,
+    packed or grouped, without the package) is one line naming the key before any model loads (the base here does
+    not exist: it is never opened)."""
+    from transformers.utils import is_flash_attn_2_available
+
+    from prmlab.training import TrainPRMConfig, train
+
+    ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
+                     response_id=f"r{i}") for i in range(8)]
+    cfg = TrainPRMConfig(lr=3.0, steps=40, batch_size=2, max_length=128, warmup_ratio=0.0, max_grad_norm=0.0)
+    with pytest.raises(DataError, match=r"^train_prm did not learn: its loss ended at [\d.]+ \(mean of the last 4 of 40 "
+                                        r"steps\), over 2x where it began \(step 1: 0\.6\d+; mean of the first 4: [\d.e+]+\) "
+                                        r"\(train_prm\.lr 3\); no checkpoint saved$"):
+        train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
+    assert not (tmp_path / "prm" / "model.safetensors").exists()
+    m = train(ex, toy["policy"], str(tmp_path / "ok"), dataclasses.replace(cfg, lr=1e-3), soft=False)
+    assert (tmp_path / "ok" / "model.safetensors").exists() and m["final_logged_loss"] < 2 * m["train_loss"]
+    if is_flash_attn_2_available():
+        pytest.skip("flash-attn is installed here: flash_attention_2 runs")
+    for batching in ("packed", "grouped"):
+        with pytest.raises(DataError, match=r"^train_prm\.attn_implementation flash_attention_2 needs the flash-attn "
+                                            r"package \(flash_attn\) and a CUDA GPU, which this machine lacks: use sdpa$"):
+            train(ex, "no/such/model", str(tmp_path / batching), TrainPRMConfig(attn_implementation="flash_attention_2",
+                                                                                 batching=batching, steps=1), soft=False)
