@@ -1656,3 +1656,48 @@ def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_p
                                             r"package \(flash_attn\) and a CUDA GPU, which this machine lacks: use sdpa$"):
             train(ex, "no/such/model", str(tmp_path / batching), TrainPRMConfig(attn_implementation="flash_attention_2",
                                                                                  batching=batching, steps=1), soft=False)
+
+
+def test_an_entry_point_or_store_that_cannot_serve_is_one_line(wrong_servers, tmp_path):
+    """Round 4: `prmlab ui` against a refusing store (249 s of retries, then a traceback) or a server whose /health
+    answers and whose API hangs (256 s, then a traceback); a SQLite store of an older or unknown MLflow's schema (a
+    traceback when the run opened); `flows.seeds --record` with a truncated findings file (a traceback from inside
+    Prefect). Each is one line within its bound (`prmlab ui` checks the store as a stage does:
+    prmlab.tracking.check_store reads the schema's version against MLflow's migrations), exit 2."""
+    import sqlite3
+
+    made = tmp_path / "made.db"
+    con = sqlite3.connect(made)  # a store's version table as MLflow keeps it
+    con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+    con.execute("INSERT INTO alembic_version VALUES ('ffffffffffff')")
+    con.commit()
+    con.close()
+    older = tmp_path / "older.db"
+    shutil.copy(made, older)
+    with sqlite3.connect(older) as con:
+        con.execute("UPDATE alembic_version SET version_num = '0584bdc529eb'")  # one of MLflow's own, not its newest
+    truncated = tmp_path / "findings.json"
+    truncated.write_text('{"findings": [{"id": "f1", "verdict"')
+    ui = [sys.executable, "-m", "flows.cli", "ui"]
+    cases = {  # name: (argv, MLFLOW_TRACKING_URI, the last line)
+        "ui-refused": (ui, f"http://127.0.0.1:{_closed_port()}", "the tracking server did not answer in 1 s"),
+        "ui-api-hangs": (ui, f"http://127.0.0.1:{wrong_servers['api-hangs']}", "the tracking server's API did not answer in 1 s"),
+        "ui-unknown-schema": (ui, f"sqlite:///{made}", "the tracking store's schema (ffffffffffff) is unknown to MLflow "),
+        "ui-older-schema": (ui, f"sqlite:///{older}", "the tracking store's schema is an older MLflow's (0584bdc529eb, "),
+        "seeds-record-truncated": ([sys.executable, "-m", "flows.seeds", "--seeds", "6", "--record", "1", "--findings",
+                                    str(truncated), "--commit", "HEAD"], f"sqlite:///{tmp_path / 'x.db'}",
+                                   f"error: --findings/--headline: {truncated}:1: malformed JSON ("),
+        "seeds-one": ([sys.executable, "-m", "flows.seeds", "--seeds", "1"], f"sqlite:///{tmp_path / 'x.db'}",
+                      "error: --seeds 1: an interval across seeds needs two or more"),
+        "seeds-negative": ([sys.executable, "-m", "flows.seeds", "--seeds", "-3", "--aggregate-only"],
+                           f"sqlite:///{tmp_path / 'x.db'}", "error: --seeds -3: an interval across seeds needs two or more"),
+    }
+    procs = {name: subprocess.Popen(argv, cwd=ROOT, env=_env(tmp_path) | {"MLFLOW_TRACKING_URI": uri, "PRMLAB_STORE_TIMEOUT_S": "1",
+                                                                          "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name, (argv, uri, _) in cases.items()}
+    for name, p in procs.items():
+        _, err = p.communicate(timeout=600)
+        lines = err.strip().splitlines()
+        assert p.returncode == 2 and cases[name][2] in lines[-1], (name, err[-2000:])
+        assert not any("Traceback" in ln for ln in lines), (name, err[-2000:])
