@@ -1701,3 +1701,37 @@ def test_an_entry_point_or_store_that_cannot_serve_is_one_line(wrong_servers, tm
         lines = err.strip().splitlines()
         assert p.returncode == 2 and cases[name][2] in lines[-1], (name, err[-2000:])
         assert not any("Traceback" in ln for ln in lines), (name, err[-2000:])
+
+
+def test_a_failure_of_what_a_stage_runs_on_is_one_line(toy, tmp_path):
+    """Round 4: a replica death with `engine.ray.max_retries: 0` ended in a traceback, as did any backend failure after
+    the checks (prmlab.generation.GenerationError). Such a failure is a prmlab.io.Fault: the stage runner ends it in one
+    line naming it, exit 1 (not bad input's 2: a flow may retry it). Here a judge server that answers HTTP 500."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Broken(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Broken)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    problems = toy["problems"] / "train.jsonl"
+    samples = _write_lines(tmp_path / "s.jsonl", [json.dumps(RESP | {"problem_id": read_jsonl(problems, Problem)[0].id})])
+    params = _params(tmp_path, judge={"backend": "openai", "model": "judge", "max_retries": 0,
+                                      "base_url": f"http://127.0.0.1:{srv.server_port}/v1"})
+    try:
+        p = subprocess.run([sys.executable, "-m", "stages.label_judge", "--problems", str(problems), "--samples", str(samples),
+                            "--out", str(tmp_path / "j.jsonl"), "--metrics", str(tmp_path / "j.json"), "--params", str(params)],
+                           cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    finally:
+        srv.shutdown()
+    lines = [ln for ln in p.stderr.strip().splitlines() if "error" in ln or "Traceback" in ln]
+    assert p.returncode == 1 and lines == [f"[label_judge] error: http://127.0.0.1:{srv.server_port}/v1/chat/completions: HTTP "
+                                           "500 after 1 tries"], p.stderr[-2000:]
+    assert not (tmp_path / "j.jsonl").exists()
