@@ -253,8 +253,15 @@ def positive(text: str) -> int:
 
 
 def ui(host: str, port: int, workers: int = 1) -> None:
+    from prmlab.params import ParamsError
     from prmlab.provenance import tracking_uri
+    from prmlab.tracking import check_store
 
+    try:  # the store answers, as MLflow's, within its bound (a refusing one had cost 249 s of retries and a traceback)
+        check_store()
+    except ParamsError as e:
+        print(f"prmlab ui: {e}", file=sys.stderr)
+        sys.exit(2)
     links = ui_links(host, port)
     print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)
     os.execv(mlflow := venv_tool("mlflow"), [mlflow, "ui", "--backend-store-uri", tracking_uri(), "--host", host,

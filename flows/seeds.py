@@ -38,7 +38,7 @@ from prefect import flow, get_run_logger, task
 
 from flows import venv_env, venv_tool
 from prmlab import plots, protocol
-from prmlab.io import atomic_write_text, inside, write_json
+from prmlab.io import DataError, atomic_write_text, inside, read_json, write_json
 from prmlab.params import shift_seeds
 from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows, pending_page
 
@@ -404,6 +404,18 @@ def main() -> None:
             ap.error(f"--record K (1 <= K <= --seeds {a.seeds}) needs --findings and --commit")
         if not Path(a.findings).is_file():
             ap.error(f"--findings {a.findings}: no such file")
+        headline = Path(a.headline or Path(a.findings).with_name("headline.json"))
+        if a.headline and not headline.exists():
+            ap.error(f"--headline {headline}: no such file")
+        # both files read and checked before Prefect starts: a truncated one had been a traceback from inside the flow
+        try:
+            found, head_rec = read_json(a.findings), read_json(headline) if headline.exists() else None
+        except DataError as e:
+            ap.error(f"--findings/--headline: {e}")
+        if not (isinstance(found, dict) and isinstance(found.get("findings"), list)):
+            ap.error(f"--findings {a.findings}: not a report's findings.json (no list 'findings')")
+        if head_rec is not None and not isinstance(head_rec, dict):
+            ap.error(f"--headline {headline}: not a report's headline.json (not a JSON object)")
         try:
             commit = git(a.project_dir, "rev-parse", "--short", f"{a.commit}^{{commit}}").strip()
         except subprocess.CalledProcessError:
@@ -411,11 +423,7 @@ def main() -> None:
         if study_id(a.project_dir, commit) != this_study(a.project_dir):
             ap.error(f"--commit {commit} holds another study than the pinned one (src, stages, dvc.yaml, params.yaml or "
                      "models differ)")
-        headline = Path(a.headline or Path(a.findings).with_name("headline.json"))
-        if a.headline and not headline.exists():
-            ap.error(f"--headline {headline}: no such file")
-        out = write_seed(a.project_dir, a.record, commit, json.loads(Path(a.findings).read_text()),
-                         f"scripts.seeds_plain on {a.ran_on}", json.loads(headline.read_text()) if headline.exists() else None)
+        out = write_seed(a.project_dir, a.record, commit, found, f"scripts.seeds_plain on {a.ran_on}", head_rec)
         print(f"recorded seed {a.record} from {a.findings} -> {out}")
     try:
         agg = seeds_study(project_dir=a.project_dir, seeds=a.seeds, aggregate_only=a.aggregate_only or a.record is not None,

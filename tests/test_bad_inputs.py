@@ -9,6 +9,7 @@ and kills it after its first shard (resume, stale shards, MLflow, temp files, pe
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import os
@@ -148,13 +149,13 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("scores,message", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
 def test_bad_bon_scores(tmp_path, scores, message):
-    from prmlab.bias import read_scores
+    from prmlab.metrics import read_score_rows
 
     ok = json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.1]})
     bad = json.dumps(SCORE_ROW).encode()[:-1] + b', "step_scores": ' + scores + b"}"
     path = _write_lines(tmp_path / "scores.jsonl", [ok, bad])
     with pytest.raises(DataError) as e:
-        read_scores(str(path))
+        read_score_rows(str(path), ("prm", "problem_id", "response_id"))
     assert str(e.value) == f"{path}:2: {message}"
 
 
@@ -1511,3 +1512,227 @@ def test_prmlab_ui_refuses_bad_arguments_before_it_starts(args, message):
     """`prmlab ui --port 70000` had written its views, then died in MLflow's server with a traceback, exit 0."""
     p = subprocess.run([sys.executable, "-m", "flows.cli", "ui", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and p.stderr.strip().splitlines()[-1].endswith(message), p.stderr
+
+
+# --- the fourth round, what was left: each class closed where the data or the setting enters ---------------------
+
+PB_ROW = {"model": "prm/mc_hard", "subset": "toy", "id": "pb0-0", "label": -1, "n_steps": 2, "pred": -1}
+
+
+def _score_readers(tmp_path: Path) -> dict:
+    """Every reader of a score file, as its stage or command calls it: {name: (its file's first row, a second row,
+    read(path))}."""
+    from prmlab.bias import prepare_bias
+    from prmlab.report.study import evidence
+    from prmlab.report.tables import table_row
+    from prmlab.scorefile import read_scores
+
+    samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP), json.dumps(RESP | {"response_id": "r1"})])
+    good_pb = _write_lines(tmp_path / "good_pb.jsonl", [json.dumps(PB_ROW | {"step_scores": [0.9, 0.8]})])
+    good_bon = _write_lines(tmp_path / "good_bon.jsonl", [json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.8]})])
+    m = {"eval_processbench": {"items": {"toy": 1}}, "tune": None, "held": [], "consensus": {}}
+
+    def table(path: Path):  # `prmlab eval`'s tables read <out>/bon_scores.jsonl beside its bon.json
+        out = tmp_path / "eval"
+        out.mkdir(exist_ok=True)
+        (out / "bon.json").write_text(json.dumps({"n": 1, "results": {"x": {"average": {}},
+                                                                     "baselines": {"average": {"maj": 1, "pass": 1}}}}))
+        if path != out / "bon_scores.jsonl":  # /dev/zero: named by the path the reader opened
+            (out / "bon_scores.jsonl").unlink(missing_ok=True)
+            (out / "bon_scores.jsonl").symlink_to(path)
+        return table_row("x", "x", out, ["bon"])
+
+    bon2 = SCORE_ROW | {"response_id": "r1"}
+    return {
+        "report-processbench": (PB_ROW, PB_ROW | {"id": "pb0-1"}, lambda p: evidence(m, p, good_bon, n_boot=10)),
+        "report-bon": (SCORE_ROW, bon2, lambda p: evidence(m, good_pb, p, n_boot=10)),
+        "analyze_bias": (SCORE_ROW, bon2, lambda p: prepare_bias(argparse.Namespace(samples=str(samples), scores=str(p)), {})),
+        "prmlab-eval-tables": (SCORE_ROW, bon2, table),
+        "prmlab-score": ({"id": "pb0"}, {"id": "pb1"}, lambda p: read_scores(p, {"pb0": 2, "pb1": 2}, "ProcessBench")),
+    }
+
+
+@pytest.mark.parametrize("reader", ["report-processbench", "report-bon", "analyze_bias", "prmlab-eval-tables", "prmlab-score"])
+def test_no_figure_from_a_non_finite_or_unbounded_score(tmp_path, reader):
+    """Round 4: the report took NaN step scores (the findings' intervals moved: mc_hard - oracle 0.5 [-39.2, 21.5] ->
+    3.7 [-35.6, 35.9], exit 0), and /dev/zero as a score file read one endless line. Every reader of a score file
+    checks each row's step scores where it reads them (prmlab.metrics.read_score_rows, check_step_scores), and every
+    JSONL line is capped (prmlab.io.MAX_LINE_BYTES): one line naming the file, line and field."""
+    first, second, read = _score_readers(tmp_path)[reader]
+    (tmp_path / "eval").mkdir()
+    path = tmp_path / ("eval/bon_scores.jsonl" if reader == "prmlab-eval-tables" else "scores.jsonl")
+    read(_write_lines(path, [json.dumps(r | {"step_scores": [0.9, 0.8]}) for r in (first, second)]))
+    for bad, says in ((b"NaN", "nan is not"), (b"-Infinity", "-inf is not"), (b'"0.5"', "'0.5' is not")):
+        _write_lines(path, [json.dumps(first | {"step_scores": [0.9, 0.8]}),
+                                                        json.dumps(second).encode()[:-1] + b', "step_scores": [0.9, ' + bad + b"]}"])
+        with pytest.raises(DataError) as e:
+            read(path)
+        assert str(e.value).startswith(f"{path}:2: field 'step_scores[1]': {says}"), str(e.value)
+    t0 = time.monotonic()
+    with pytest.raises(DataError) as e:
+        read(Path("/dev/zero"))
+    named = path if reader == "prmlab-eval-tables" else "/dev/zero"
+    assert str(e.value) == f"{named}:1: a line longer than 64 MiB (not a JSONL file?)" and time.monotonic() - t0 < 30
+
+
+RPRM_BUILTIN = (ROOT / "src/prmlab/prompts/rprm.txt").read_text()
+SETTING_CASES = [  # (case id, params sections changed, the one line after "<stage> error: ")
+    ("engine-eval-bon-ray", {"engine": {"eval_bon": "ray"}},
+     "engine.eval_bon: 'eval_bon' has no engine setting, it runs in its own process whatever this says (the stages with "
+     "one: sample, sample_eval, label_mc, label_judge, toy_human, ceiling)"),
+    ("engine-analyze-bias-local", {"engine": {"analyze_bias": "local"}}, "engine.analyze_bias: 'analyze_bias' has no engine"),
+    ("votes-at-temperature-0", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "thinkprm", "votes": 4,
+                                                                     "temperature": 0}}}},
+     "reference_prms.v.votes 4 at temperature 0 are one greedy reply repeated: set votes 1, or a temperature > 0 to "
+     "sample them"),
+    ("rprm-template-stray-braces", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                         "template_file": "{tmp}/stray.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/stray.txt: needs three {{}} (question, previous steps, now step) and "
+     "no other placeholder, as R-PRM's template; found {{}} on line 1, {{}} on line 15, {{}} on line 16, {{}} on line 17; "
+     "escape literal braces as {{{{ }}}}"),
+    ("rprm-template-named-placeholder", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                              "template_file": "{tmp}/named.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/named.txt: needs three {{}} (question, previous steps, now step) and "
+     "no other placeholder, as R-PRM's template; found {{question}} on line 14, {{}} on line 15, {{}} on line 16"),
+    ("rprm-template-lone-brace", {"eval_bon": {"reference_prms": {"v": {"model": "m", "layout": "rprm",
+                                                                       "template_file": "{tmp}/lone.txt"}}}},
+     "reference_prms.v.template_file: template {tmp}/lone.txt: line 1: Single '}}' encountered in format string; escape "
+     "literal braces as {{{{ }}}}"),
+]
+
+
+@pytest.mark.parametrize("change, says", [c[1:] for c in SETTING_CASES], ids=[c[0] for c in SETTING_CASES])
+def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_path, change, says):
+    """Round 4: `engine.eval_bon: ray` ran locally without a word (label_mc refused the same file), a generative
+    verifier's `votes: 4` at temperature 0 recorded 4 identical votes, and an rprm template with a stray `{}` failed as a
+    traceback once the PRMs before it had run. Each is refused where params are read (prmlab.params.read_params,
+    prmlab.generative.VerifierConfig, verifier_config: every family's template filled before any model loads), by the
+    eval_bon stage's own command: one line naming the key, exit 2, nothing written, no MLflow run."""
+    (tmp_path / "stray.txt").write_text("Check {}.\n" + RPRM_BUILTIN)
+    (tmp_path / "named.txt").write_text(RPRM_BUILTIN.replace("Question: {}", "Question: {question}"))
+    (tmp_path / "lone.txt").write_text("Reply with } only.\n" + RPRM_BUILTIN)
+    for kv in change.values():
+        for v in kv.get("reference_prms", {}).values():
+            v["template_file"] = v.get("template_file", "").format(tmp=tmp_path) or None
+            if v["template_file"] is None:
+                v.pop("template_file")
+    data = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for sec, kv in change.items():
+        data[sec] = {**data[sec], **kv}
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    p = subprocess.run([sys.executable, "-m", "stages.eval_bon", "--problems", str(tmp_path / "none.jsonl"), "--samples",
+                        str(tmp_path / "none.jsonl"), "--metrics", str(tmp_path / "bon.json"), "--scores",
+                        str(tmp_path / "bon.jsonl"), "--params", str(tmp_path / "params.yaml")],
+                       cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0, p.stderr[-2000:]
+    assert p.stderr.startswith("[eval_bon] error: " + says.format(tmp=tmp_path)), p.stderr
+    assert not (tmp_path / "bon.json").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_path):
+    """Training health (round 4): a run whose loss ends far above where it began (prmlab.training.check_health: the
+    last tenth's mean over 2x the first step's loss, or the first tenth's mean where lower) is not saved as trained,
+    and says what it saw; lr 3 on a toy PRM goes 0.69 -> 13567 -> ... -> 5.6, finite all along. A run that learns is
+    saved (the study's 20 runs end at 0.02-0.72x their start). An attention this machine cannot run (flash-attn's,
+    packed or grouped, without the package) is one line naming the key before any model loads (the base here does
+    not exist: it is never opened)."""
+    from transformers.utils import is_flash_attn_2_available
+
+    from prmlab.training import TrainPRMConfig, train
+
+    ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
+                     response_id=f"r{i}") for i in range(8)]
+    cfg = TrainPRMConfig(lr=3.0, steps=40, batch_size=2, max_length=128, warmup_ratio=0.0, max_grad_norm=0.0)
+    with pytest.raises(DataError, match=r"^train_prm did not learn: its loss ended at [\d.]+ \(mean of the last 4 of 40 "
+                                        r"steps\), over 2x where it began \(step 1: 0\.6\d+; mean of the first 4: [\d.e+]+\) "
+                                        r"\(train_prm\.lr 3\); no checkpoint saved$"):
+        train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
+    assert not (tmp_path / "prm" / "model.safetensors").exists()
+    m = train(ex, toy["policy"], str(tmp_path / "ok"), dataclasses.replace(cfg, lr=1e-3), soft=False)
+    assert (tmp_path / "ok" / "model.safetensors").exists() and m["final_logged_loss"] < 2 * m["train_loss"]
+    if is_flash_attn_2_available():
+        pytest.skip("flash-attn is installed here: flash_attention_2 runs")
+    for batching in ("packed", "grouped"):
+        with pytest.raises(DataError, match=r"^train_prm\.attn_implementation flash_attention_2 needs the flash-attn "
+                                            r"package \(flash_attn\) and a CUDA GPU, which this machine lacks: use sdpa$"):
+            train(ex, "no/such/model", str(tmp_path / batching), TrainPRMConfig(attn_implementation="flash_attention_2",
+                                                                                 batching=batching, steps=1), soft=False)
+
+
+def test_an_entry_point_or_store_that_cannot_serve_is_one_line(wrong_servers, tmp_path):
+    """Round 4: `prmlab ui` against a refusing store (249 s of retries, then a traceback) or a server whose /health
+    answers and whose API hangs (256 s, then a traceback); a SQLite store of an older or unknown MLflow's schema (a
+    traceback when the run opened); `flows.seeds --record` with a truncated findings file (a traceback from inside
+    Prefect). Each is one line within its bound (`prmlab ui` checks the store as a stage does:
+    prmlab.tracking.check_store reads the schema's version against MLflow's migrations), exit 2."""
+    import sqlite3
+
+    made = tmp_path / "made.db"
+    con = sqlite3.connect(made)  # a store's version table as MLflow keeps it
+    con.execute("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL)")
+    con.execute("INSERT INTO alembic_version VALUES ('ffffffffffff')")
+    con.commit()
+    con.close()
+    older = tmp_path / "older.db"
+    shutil.copy(made, older)
+    with sqlite3.connect(older) as con:
+        con.execute("UPDATE alembic_version SET version_num = '0584bdc529eb'")  # one of MLflow's own, not its newest
+    truncated = tmp_path / "findings.json"
+    truncated.write_text('{"findings": [{"id": "f1", "verdict"')
+    ui = [sys.executable, "-m", "flows.cli", "ui"]
+    cases = {  # name: (argv, MLFLOW_TRACKING_URI, the last line)
+        "ui-refused": (ui, f"http://127.0.0.1:{_closed_port()}", "the tracking server did not answer in 1 s"),
+        "ui-api-hangs": (ui, f"http://127.0.0.1:{wrong_servers['api-hangs']}", "the tracking server's API did not answer in 1 s"),
+        "ui-unknown-schema": (ui, f"sqlite:///{made}", "the tracking store's schema (ffffffffffff) is unknown to MLflow "),
+        "ui-older-schema": (ui, f"sqlite:///{older}", "the tracking store's schema is an older MLflow's (0584bdc529eb, "),
+        "seeds-record-truncated": ([sys.executable, "-m", "flows.seeds", "--seeds", "6", "--record", "1", "--findings",
+                                    str(truncated), "--commit", "HEAD"], f"sqlite:///{tmp_path / 'x.db'}",
+                                   f"error: --findings/--headline: {truncated}:1: malformed JSON ("),
+        "seeds-one": ([sys.executable, "-m", "flows.seeds", "--seeds", "1"], f"sqlite:///{tmp_path / 'x.db'}",
+                      "error: --seeds 1: an interval across seeds needs two or more"),
+        "seeds-negative": ([sys.executable, "-m", "flows.seeds", "--seeds", "-3", "--aggregate-only"],
+                           f"sqlite:///{tmp_path / 'x.db'}", "error: --seeds -3: an interval across seeds needs two or more"),
+    }
+    procs = {name: subprocess.Popen(argv, cwd=ROOT, env=_env(tmp_path) | {"MLFLOW_TRACKING_URI": uri, "PRMLAB_STORE_TIMEOUT_S": "1",
+                                                                          "PYTHONPATH": f"{ROOT / 'src'}:{ROOT}"},
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for name, (argv, uri, _) in cases.items()}
+    for name, p in procs.items():
+        _, err = p.communicate(timeout=600)
+        lines = err.strip().splitlines()
+        assert p.returncode == 2 and cases[name][2] in lines[-1], (name, err[-2000:])
+        assert not any("Traceback" in ln for ln in lines), (name, err[-2000:])
+
+
+def test_a_failure_of_what_a_stage_runs_on_is_one_line(toy, tmp_path):
+    """Round 4: a replica death with `engine.ray.max_retries: 0` ended in a traceback, as did any backend failure after
+    the checks (prmlab.generation.GenerationError). Such a failure is a prmlab.io.Fault: the stage runner ends it in one
+    line naming it, exit 1 (not bad input's 2: a flow may retry it). Here a judge server that answers HTTP 500."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Broken(BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            self.send_response(500)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Broken)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    problems = toy["problems"] / "train.jsonl"
+    samples = _write_lines(tmp_path / "s.jsonl", [json.dumps(RESP | {"problem_id": read_jsonl(problems, Problem)[0].id})])
+    params = _params(tmp_path, judge={"backend": "openai", "model": "judge", "max_retries": 0,
+                                      "base_url": f"http://127.0.0.1:{srv.server_port}/v1"})
+    try:
+        p = subprocess.run([sys.executable, "-m", "stages.label_judge", "--problems", str(problems), "--samples", str(samples),
+                            "--out", str(tmp_path / "j.jsonl"), "--metrics", str(tmp_path / "j.json"), "--params", str(params)],
+                           cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    finally:
+        srv.shutdown()
+    lines = [ln for ln in p.stderr.strip().splitlines() if "error" in ln or "Traceback" in ln]
+    assert p.returncode == 1 and lines == [f"[label_judge] error: http://127.0.0.1:{srv.server_port}/v1/chat/completions: HTTP "
+                                           "500 after 1 tries"], p.stderr[-2000:]
+    assert not (tmp_path / "j.jsonl").exists()

@@ -188,6 +188,13 @@ def test_the_stage_lists_are_dvc_yamls():
     assert PROFILE_ONLY == {name: s["foreach"].split(".")[1].rstrip("}") for name, s in spec.items()
                             if str(s.get("foreach", "")).startswith("${profile.")}
     assert set(COMMITTED) <= {n for n, p in PROFILE_ONLY.items() if p == "toy"}
+    # the stages an `engine` key may name are EngineConfig's (every other one is refused where params are read)
+    import dataclasses
+
+    from prmlab.engine import EngineConfig
+    from prmlab.params import ENGINE_STAGES
+
+    assert [f.name for f in dataclasses.fields(EngineConfig)] == [*ENGINE_STAGES, "ray"] and set(ENGINE_STAGES) <= set(STAGES)
 
 
 def test_the_demo_lays_valid_sizes_over_the_toy_profile(tmp_path):

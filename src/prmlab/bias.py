@@ -7,12 +7,11 @@ policy reaches a right answer through a flawed step, where the verifier's labels
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from prmlab.io import DataError, read_jsonl, read_jsonl_lines
-from prmlab.metrics import flawed_among_correct, min_position_stats
+from prmlab.io import read_jsonl
+from prmlab.metrics import flawed_among_correct, min_position_stats, read_score_rows
 from prmlab.params import check
 from prmlab.records import Response
 from prmlab.result import Done
@@ -24,24 +23,6 @@ class AnalyzeBiasConfig:
 
     def __post_init__(self):
         check(self.bins >= 2, "analyze_bias.bins must be >= 2")
-
-
-def read_scores(path: str) -> list[dict]:
-    """eval_bon's score rows, checked: a NaN or an infinite score would silently move the argmin
-    (NaN compares false with everything), and a value outside [0, 1] is not a PRM's probability."""
-    rows = []
-    for ln, r in read_jsonl_lines(path):
-        for k in ("prm", "problem_id", "response_id"):
-            if not isinstance(r.get(k), str):
-                raise DataError(f"{path}:{ln}: field '{k}': expected a string, got {r.get(k)!r:.60}")
-        sc = r.get("step_scores")
-        if not isinstance(sc, list):
-            raise DataError(f"{path}:{ln}: field 'step_scores': expected a list of probabilities, got {sc!r:.60}")
-        for i, v in enumerate(sc):
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
-                raise DataError(f"{path}:{ln}: field 'step_scores[{i}]': {v!r} is not a probability in [0, 1]")
-        rows.append(r)
-    return rows
 
 
 def policy_flaws(responses: list[Response]) -> dict:
@@ -62,7 +43,7 @@ def prepare_bias(a, cfg: dict) -> tuple[list[Response], dict[str, list[dict]]]:
     """The responses, and eval_bon's score rows per PRM."""
     by_prm: dict[str, list[dict]] = defaultdict(list)
     responses = read_jsonl(a.samples, Response)
-    for r in read_scores(a.scores):
+    for r in read_score_rows(a.scores, ("prm", "problem_id", "response_id")):
         by_prm[r["prm"]].append(r)
     return responses, by_prm
 

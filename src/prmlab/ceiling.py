@@ -35,7 +35,7 @@ from prmlab.records import Response, distinct_responses
 from prmlab.result import Done
 from prmlab.sampling import sample_metrics, sample_shard
 from prmlab.sources import CEILING
-from prmlab.training import train
+from prmlab.training import check_attention, train
 from prmlab.training_sets import training_set
 
 
@@ -55,6 +55,7 @@ def prepare_ceiling(a, cfg: dict):
     check_sampling("sample", scfg.sampling)
     check_backend("policy", bcfg)
     check_model("policy.model", bcfg.model)  # the PRM's base, before any model loads
+    check_attention(cfg["train_prm"])  # before the sampling, not after it
     check_engine(cfg["engine"], "ceiling", bcfg)
     problems = cfg["toy"].problems(1, c.problems, "toy-train")  # stream 1: the train split's (prmlab.toy.world)
     # Shards are reused only if made from the same problems, weights and sampling/grading code.

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from prmlab.credentials import redact
 from prmlab.generation_config import BackendConfig, Sampling
+from prmlab.io import Fault
 from prmlab.preflight import check_api_key_transport, load_tokenizer
 from prmlab.runtime import Closing, has_gpu, plain_text, shutdown_vllm
 from prmlab.tracking import Progress
@@ -39,8 +40,8 @@ class Completion:
     truncated: bool = False  # cut by a length limit (max_tokens or max_model_len) before it ended by itself
 
 
-class GenerationError(RuntimeError):
-    pass
+class GenerationError(Fault):
+    """A backend or its replicas failed: one line from the stage runner (prmlab.io.Fault)."""
 
 
 class Generator(Closing):

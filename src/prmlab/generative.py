@@ -29,6 +29,7 @@ import re
 import sys
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from string import Formatter
 
 from prmlab.generation import make_generator
 from prmlab.generation_config import BackendConfig, Sampling
@@ -56,6 +57,9 @@ class VerifierConfig:
 
     def __post_init__(self):
         check(isinstance(self.votes, int) and self.votes >= 1, f"votes must be an integer >= 1, got {self.votes!r}")
+        # greedy votes are one reply repeated: the step scores would claim a majority of k that never voted
+        check(self.votes == 1 or self.temperature != 0, f"votes {self.votes} at temperature 0 are one greedy reply "
+                                                        "repeated: set votes 1, or a temperature > 0 to sample them")
         check(self.temperature is None or self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}")
         check(self.top_p is None or 0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}")
         check(self.top_k is None or self.top_k == -1 or self.top_k >= 1, f"top_k must be -1 (off) or >= 1, got {self.top_k}")
@@ -102,7 +106,10 @@ class VerifierScorer(Scorer):
 
     # ------------------------------------------------------------------ what a family defines
 
-    def load(self, template_file: str | None) -> str:
+    @classmethod
+    def load(cls, template_file: str | None) -> str:
+        """The family's prompt text (its file, or `template_file`), checked: a ValueError naming the file. A classmethod:
+        `verifier_config` checks it where params are read, before any model loads."""
         raise NotImplementedError
 
     def requests(self, question: str, steps: list[str]) -> str:
@@ -211,7 +218,8 @@ class GenPRMScorer(VerifierScorer):
     ANALYZE = "<analyze>\nLet's analyze the Paragraph {cur_step} step by step: "
     OUTPUT = "<output>\n**Judgement**: $\\boxed"
 
-    def load(self, template_file):
+    @classmethod
+    def load(cls, template_file):
         return _read(template_file, "genprm_system")
 
     @staticmethod
@@ -264,11 +272,23 @@ class RPRMScorer(VerifierScorer):
     defaults = (0.2, 1.0, -1, 8192)
     VERDICT = re.compile(r"Is the step correct \(Yes/No\)\?\s*\**\s*(Yes|No)\b")
 
-    def load(self, template_file):
-        text = _read(template_file, "rprm")
-        if text.count("{}") != 3:
-            raise ValueError(f"template {template_file or 'built-in rprm'}: needs three {{}} (question, previous steps, "
-                             f"now step), as R-PRM's template; found {text.count('{}')}")
+    @classmethod
+    def load(cls, template_file):
+        # filled by str.format with three values: a fourth {}, a named placeholder or a lone brace had failed only
+        # when the scorer was built, after the PRMs before it had run, as a traceback
+        text, where, hint = _read(template_file, "rprm"), f"template {template_file or 'built-in rprm'}", \
+            "; escape literal braces as {{ }}"
+        found = []
+        for ln, line in enumerate(text.splitlines(), 1):
+            try:
+                found += [(ln, "{" + name + (f"!{conv}" if conv else "") + (f":{spec}" if spec else "") + "}")
+                          for _, name, spec, conv in Formatter().parse(line) if name is not None]
+            except ValueError as e:
+                raise ValueError(f"{where}: line {ln}: {e}{hint}") from None
+        if [f for _, f in found] != ["{}"] * 3:
+            raise ValueError(f"{where}: needs three {{}} (question, previous steps, now step) and no other placeholder, "
+                             "as R-PRM's template; found " + (", ".join(f"{f} on line {ln}" for ln, f in found) or "none")
+                             + hint)
         return text
 
     def votes(self, items, seed):
@@ -299,7 +319,8 @@ class ThinkPRMScorer(VerifierScorer):
     stop = ("Is the solution correct?", "</think>")
     BOXED = re.compile(r"\\boxed\{(correct|incorrect)\}")
 
-    def load(self, template_file):
+    @classmethod
+    def load(cls, template_file):
         text = _read(template_file, "thinkprm")
         for p in ("{problem}", "{solution}"):
             if p not in text:
@@ -328,7 +349,8 @@ class ToyJudgeScorer(VerifierScorer):
         t, p, k = critic_sampling_defaults("toy", self.cfg.votes)
         return t, p, k, 256
 
-    def load(self, template_file):
+    @classmethod
+    def load(cls, template_file):
         return load_template("critic", template_file)
 
     def requests(self, question, steps):
@@ -346,9 +368,9 @@ class ToyJudgeScorer(VerifierScorer):
 VERIFIERS = {"genprm": GenPRMScorer, "rprm": RPRMScorer, "thinkprm": ThinkPRMScorer, "toy_judge": ToyJudgeScorer}
 
 
-def verifier_config(where: str, entry: dict) -> VerifierConfig:
-    """A `reference_prms` entry's sampling keys as a VerifierConfig; an unknown key, a value of the wrong type or out
-    of range is one line naming `where` and the key."""
+def verifier_config(where: str, entry: dict, layout: str) -> VerifierConfig:
+    """A `reference_prms` entry's sampling keys as a VerifierConfig for `layout`; an unknown key, a value of the wrong
+    type or out of range, or a template the family cannot fill is one line naming `where` and the key."""
     types = {"votes": int, "temperature": (int, float), "top_p": (int, float), "top_k": int, "max_tokens": int,
              "template_file": str, "seed": int, "shard_size": int}
     known = [f.name for f in fields(VerifierConfig)]
@@ -358,6 +380,11 @@ def verifier_config(where: str, entry: dict) -> VerifierConfig:
         if v is not None and (isinstance(v, bool) or not isinstance(v, types[k])):
             raise ParamsError(f"{where}.{k}: expected {getattr(types[k], '__name__', 'a number')}, got {v!r}")
     try:
-        return VerifierConfig(**entry)
+        cfg = VerifierConfig(**entry)
     except ParamsError as e:
         raise ParamsError(f"{where}.{e}") from None
+    try:
+        VERIFIERS[layout].load(cfg.template_file)
+    except (OSError, ValueError) as e:
+        raise ParamsError(f"{where}.template_file: {e}") from None
+    return cfg

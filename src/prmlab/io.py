@@ -34,6 +34,11 @@ class DataError(ValueError):
     """Bad input data; the message names the file and line."""
 
 
+class Fault(RuntimeError):
+    """What a stage runs on failed (a server, a Ray cluster's replicas), not its input: the stage runner ends it in one
+    line naming it, exit 1 (not 2, bad input's: a flow may retry it)."""
+
+
 MIN_FREE_BYTES = 64 * 2**20  # an output folder with less free space is refused before the work (check_writable)
 
 
@@ -109,12 +114,19 @@ def write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
 
+# A JSONL line longer than this is refused, never read whole: /dev/zero, or a binary file without a newline, given
+# as a score file had filled memory. The longest line a study writes (a response, a training example) is kilobytes.
+MAX_LINE_BYTES = 64 * 2**20
+
+
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found")
     with open(path, "rb") as f:
-        for lineno, raw in enumerate(f, 1):
+        for lineno, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), 1):
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                raise DataError(f"{path}:{lineno}: a line longer than {MAX_LINE_BYTES >> 20} MiB (not a JSONL file?)")
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as e:

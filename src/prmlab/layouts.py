@@ -278,7 +278,8 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
         elif isinstance(v, dict) and isinstance(v.get("model"), str) and v.get("layout") in GENERATIVE:
             # a generative verifier: {model, layout, votes, temperature, ...} (prmlab.generative.VerifierConfig)
             extra = {k: x for k, x in v.items() if k not in ("model", "layout")}
-            out[name] = PRMSpec(v["model"], v["layout"], verifier=verifier_config(f"reference_prms.{name}", extra))
+            out[name] = PRMSpec(v["model"], v["layout"], verifier=verifier_config(f"reference_prms.{name}", extra,
+                                                                                v["layout"]))
         else:
             raise ParamsError(f"reference_prms.{name}: expected a folder or hub name, {{model, layout, reference}}, or a "
                               f"generative layout's {{model, layout, votes, temperature, ...}}, got {v!r}")

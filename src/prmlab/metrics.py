@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from prmlab.grading import normalize_answer
-from prmlab.io import DataError
+from prmlab.io import DataError, read_jsonl_lines
 
 
 def flawed_among_correct(responses) -> float:
@@ -36,6 +36,42 @@ def refuse_nan(prm: str, scores: list[list[float]]) -> None:
     if bad:
         raise DataError(f"PRM {prm!r}: {bad} of {sum(map(len, scores))} step scores are NaN (a diverged checkpoint?); "
                         "no figure is computed from them")
+
+
+def check_step_scores(where: str, scores, unit: bool = True, hint: str = "") -> list[float]:
+    """A row's `step_scores` where a score file enters (every reader: the report, analyze_bias, `prmlab eval`'s tables,
+    `prmlab score`): a list of finite numbers, each a probability in [0, 1] when `unit` (`hint` then says why); else a
+    DataError naming `where` (file:line) and the field. NaN compares false with everything: NaN scores read by the
+    report had moved the findings' intervals without a word."""
+    if not isinstance(scores, list):
+        raise DataError(f"{where}: field 'step_scores': expected a list of {'probabilities' if unit else 'numbers'}, "
+                        f"got {scores!r:.60}")
+    for i, v in enumerate(scores):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            what = "a probability in [0, 1]" if unit else "a finite number"
+        elif unit and not 0 <= v <= 1:
+            what = "a probability in [0, 1]" + hint
+        else:
+            continue
+        raise DataError(f"{where}: field 'step_scores[{i}]': {v!r:.40} is not {what}")
+    return scores
+
+
+def read_score_rows(path, ids: tuple[str, ...], scored: bool = True) -> list[dict]:
+    """An eval stage's per-item score file (eval_bon's: ids prm, problem_id, response_id; eval_processbench's: model,
+    subset, id), each row's `ids` strings and its step scores (`check_step_scores`) checked as they are read; with
+    `scored` False a row may have none (a critic's ProcessBench rows)."""
+    rows = []
+    for ln, r in read_jsonl_lines(path):
+        if not isinstance(r, dict):
+            raise DataError(f"{path}:{ln}: expected a JSON object, got {type(r).__name__}")
+        for k in ids:
+            if not isinstance(r.get(k), str):
+                raise DataError(f"{path}:{ln}: field '{k}': expected a string, got {r.get(k)!r:.60}")
+        if scored or "step_scores" in r:
+            check_step_scores(f"{path}:{ln}", r.get("step_scores"))
+        rows.append(r)
+    return rows
 
 
 def harmonic(a: float, b: float) -> float:

@@ -76,6 +76,11 @@ def read_params(path: str | Path | None = None) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ParamsError(f"{p}: expected a mapping of sections at the top level")
     _no_secret_urls(data, "")
+    if isinstance(engine := data.get("engine"), dict):  # its other errors are EngineConfig's, where a stage loads it
+        for k in engine:
+            if k != "ray" and k not in ENGINE_STAGES:
+                raise ParamsError(f"engine.{k}: {k!r} has no engine setting, it runs in its own process whatever this "
+                                  f"says (the stages with one: {', '.join(ENGINE_STAGES)})")
     return data
 
 
@@ -216,6 +221,10 @@ PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "to
                 "build_processbench": "toy", "inputs": "real", "eval_prmbench": "real"}
 PROFILE_OF = {"toy": "toy", "real": "real", "toy_arms": "toy"}  # each `profile` list: the profile its stages belong to
 COMMITTED = ("bootstrap", "train_judge")
+# The stages whose generation runs here or on Ray (prmlab.engine.EngineConfig's fields; tests/test_params.py checks they
+# agree): `engine.<another stage>` is refused wherever params are read (`engine.eval_bon: ray` had run locally without
+# a word, while label_mc, which loads the section, refused the same file).
+ENGINE_STAGES = ("sample", "sample_eval", "label_mc", "label_judge", "toy_human", "ceiling")
 # Every seed of the study: seed k adds k to each (flows.seeds, scripts/seeds_plain.py); seed 0 is the committed study.
 SEED_KEYS = ("toy.seed", "sample.seed", "sample_eval.seed", "label_mc.seed", "label_judge.seed", "train_prm.seed",
              "build_processbench.seed")

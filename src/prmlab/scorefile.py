@@ -21,7 +21,7 @@ from pathlib import Path
 
 from prmlab.data import load_processbench
 from prmlab.io import DataError, iter_jsonl, read_jsonl
-from prmlab.metrics import best_threshold, mean
+from prmlab.metrics import best_threshold, check_step_scores, mean
 from prmlab.prmbench import THRESHOLD, load_prmbench, prmbench_table
 from prmlab.processbench import prediction, subset_table
 from prmlab.records import ProcessBenchItem
@@ -50,14 +50,8 @@ def read_scores(path: str | Path, n_steps: dict[str, int], benchmark: str, unit:
             raise DataError(f"{where}: field 'id': {i!r:.80} is not a {benchmark} item id (e.g. {eg!r})")
         if i in first:
             raise DataError(f"{where}: field 'id': {i!r} repeated (first on line {first[i]})")
-        if not isinstance(sc, list):
-            raise DataError(f"{where}: field 'step_scores': expected a list of numbers, got {sc!r:.60}")
-        for k, s in enumerate(sc):
-            if isinstance(s, bool) or not isinstance(s, int | float) or not math.isfinite(s):
-                raise DataError(f"{where}: field 'step_scores[{k}]': {s!r:.40} is not a finite number")
-            if unit and not 0 <= s <= 1:
-                raise DataError(f"{where}: field 'step_scores[{k}]': {s!r:.40} is not a probability in [0, 1] ({benchmark} "
-                                "cuts step scores at 0.5: give the PRM's probability of a correct step, e.g. sigmoid of a logit)")
+        check_step_scores(where, sc, unit, f" ({benchmark} cuts step scores at 0.5: give the PRM's probability of a "
+                                           "correct step, e.g. sigmoid of a logit)")
         if len(sc) > n_steps[i]:
             raise DataError(f"{where}: field 'step_scores': {len(sc)} scores for item {i!r} of {n_steps[i]} steps")
         first[i], out[i] = ln, [float(s) for s in sc]

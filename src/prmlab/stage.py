@@ -11,8 +11,9 @@ as a checkpoint folder), keys its outputs by option name, and a benchmark can ca
   logged  ->  the one summary line
 
 Bad params or data (ParamsError, DataError: messages that name the params key, or the file, line and field)
-end as one line `[stage] error: ...` and exit 2, never a traceback, wherever they are raised. Other
-exceptions are bugs or environment failures and keep their traceback.
+end as one line `[stage] error: ...` and exit 2, never a traceback, wherever they are raised. A failure of what
+the stage runs on (prmlab.io.Fault: a server, a Ray cluster's replicas) is one line too, with exit 1, which a flow
+may retry. Other exceptions are bugs and keep their traceback.
 
 Example (a whole stage module's main):
 
@@ -33,16 +34,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prmlab.io import DataError, check_writable, output_lock, write_json, write_jsonl
+from prmlab.io import DataError, Fault, check_writable, output_lock, write_json, write_jsonl
 from prmlab.params import ParamsError, load_params
 from prmlab.provenance import machine
 from prmlab.result import LOG_MAX_BYTES, Done
 from prmlab.tracking import check_store, done_line, stage_run
 
 
-def fail(stage: str, err: Exception) -> None:
+def fail(stage: str, err: Exception, code: int = 2) -> None:
     print(f"[{stage}] error: {err}", file=sys.stderr)
-    sys.exit(2)
+    sys.exit(code)
 
 
 def set_threads() -> None:
@@ -201,6 +202,8 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
                     run.artifact(metrics, name="metrics.json")  # compare view finds it in any two runs (issue #56)
         except (ParamsError, DataError) as e:
             fail(name, e)
+        except Fault as e:  # a server or a cluster failed, not the input: one line, exit 1 (a flow may retry it)
+            fail(name, " ".join(str(e).split("\n")), code=1)
         done_line(name, done.summary)
     finally:
         for lock in locks:

@@ -65,12 +65,43 @@ def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
             try:
                 con.execute("BEGIN IMMEDIATE")  # a writer's lock, as a run will need; released at once
                 con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                has = con.execute("SELECT 1 FROM sqlite_master WHERE name = 'alembic_version'").fetchone()
+                version = has and con.execute("SELECT version_num FROM alembic_version").fetchone()
                 con.rollback()
             finally:
                 con.close()
         except sqlite3.Error as e:
             raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store cannot be written ({e}; waited "
                               f"{timeout_s:g} s)") from None
+        if version:
+            _check_schema(uri, version[0])
+
+
+def _check_schema(uri: str, version: str) -> None:
+    """A SQLite store's schema is the one this MLflow writes (its newest migration), else one line: an older store's
+    or another MLflow's had failed as a traceback when the run opened. Read from MLflow's migration files, without
+    importing it (alembic's own reading costs seconds)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("mlflow")
+    folder = Path(spec.origin).parent / "store" / "db_migrations" / "versions" if spec and spec.origin else None
+    if folder is None or not folder.is_dir():
+        return  # MLflow checks it itself
+    ids, parents = set(), set()
+    for f in folder.glob("*.py"):
+        for key, rev in re.findall(r'^(revision|down_revision) = "(\w+)"', f.read_text(encoding="utf-8"), re.M):
+            (ids if key == "revision" else parents).add(rev)
+    heads = ids - parents
+    if version in heads or len(heads) != 1:
+        return
+    from importlib.metadata import version as installed
+
+    mlflow = f"MLflow {installed('mlflow')}"
+    if version in ids:
+        raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store's schema is an older MLflow's ({version}, this "
+                          f"{mlflow} writes {next(iter(heads))}): back it up, then `mlflow db upgrade {uri}`")
+    raise ParamsError(f"MLFLOW_TRACKING_URI {uri}: the tracking store's schema ({version}) is unknown to {mlflow} (a "
+                      "newer MLflow's, or not MLflow's): use the MLflow that made it, or another store")
 
 
 def _check_server(uri: str, timeout_s: float) -> None:

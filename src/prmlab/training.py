@@ -199,10 +199,50 @@ def batch(feats: list[dict], pad_id: int, packed: bool, device) -> dict:
     return {k: v.to(device, non_blocking=True) if hasattr(v, "to") else v for k, v in b.items()}
 
 
+def check_attention(cfg: TrainPRMConfig) -> None:
+    """The attention `train_prm.attn_implementation` names runs on this machine, else one line naming the key, before
+    any model loads (the stages' prepare and `train` call it): flash-attn's kernels had failed in transformers with a
+    traceback once the model had loaded."""
+    import torch
+
+    if cfg.attn_implementation == "varlen" and not varlen_available():
+        raise DataError(f"train_prm.attn_implementation varlen needs a CUDA GPU and torch >= 2.10 (torch.nn.attention."
+                        f"varlen); this is torch {torch.__version__}, CUDA {torch.cuda.is_available()}: use sdpa")
+    if cfg.attn_implementation in ("flash_attention_2", "flash_attention_3"):
+        from transformers.utils import is_flash_attn_2_available, is_flash_attn_3_available
+
+        if not (is_flash_attn_2_available if cfg.attn_implementation.endswith("2") else is_flash_attn_3_available)():
+            raise DataError(f"train_prm.attn_implementation {cfg.attn_implementation} needs the flash-attn package "
+                            f"({'flash_attn' if cfg.attn_implementation.endswith('2') else 'flash_attn_interface'}) and a "
+                            "CUDA GPU, which this machine lacks: use sdpa")
+
+
+# Training health: a run whose smoothed loss ends above RISE times where it began is not saved as trained. The end:
+# the mean of the last LOSS_WINDOW share of the logged steps; where it began: the first step's loss (the untrained
+# head's, ln 2 for two classes), or the mean of the first LOSS_WINDOW share where that is lower (an lr that blows the
+# loss up at once puts its spikes there: lr 1 on a toy PRM went 0.69 -> 518 -> 1669 -> ... -> 1.9). Measured on the
+# toy study's 20 PRM runs kept in MLflow here (300 to 3,000 steps, every source and the ceiling's): each ended at
+# 0.02 to 0.72x the mean of its first tenth and below 0.6x its first step, so the rule never fires on a run that
+# learnt; lr 1 and 3 on a toy PRM (40 steps) end at 2.7x and 8x their first step.
+RISE, LOSS_WINDOW = 2.0, 0.1
+
+
+def check_health(curve: list[float], cfg: TrainPRMConfig) -> None:
+    """A DataError saying what was seen if `curve` (each step's loss) ended far above where it began (RISE)."""
+    k = max(1, int(len(curve) * LOSS_WINDOW))
+    first, last = sum(curve[:k]) / k, sum(curve[-k:]) / k
+    began = min(curve[0], first)
+    if last > RISE * began and last > curve[0]:
+        raise DataError(f"train_prm did not learn: its loss ended at {last:.4g} (mean of the last {k} of {len(curve)} "
+                        f"steps), over {RISE:g}x where it began (step 1: {curve[0]:.4g}; mean of the first {k}: "
+                        f"{first:.4g}) (train_prm.lr {cfg.lr:g}); no checkpoint saved")
+
+
 def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, soft: bool, run=None) -> dict:
     """Train a PRM from `base` on `examples`, save it with its tokenizer to `out`, return its metrics;
     `run` (an MLflow run) gets the loss curve. Under torchrun this is one process of the run (the first
     writes); otherwise `cfg.processes` > 1 starts that many processes on this machine and waits for them."""
+    check_attention(cfg)
     if cfg.processes > 1 and "WORLD_SIZE" not in os.environ:
         m = spawn(examples, base, out, cfg, soft)
     else:
@@ -257,9 +297,6 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
     import torch
     from transformers import get_cosine_schedule_with_warmup
 
-    if cfg.attn_implementation == "varlen" and not varlen_available():
-        raise DataError(f"train_prm.attn_implementation varlen needs a CUDA GPU and torch >= 2.10 (torch.nn.attention."
-                        f"varlen); this is torch {torch.__version__}, CUDA {torch.cuda.is_available()}: use sdpa")
     tok, model = init_prm(base, cfg.seed)
     feats, truncated, too_long = features(examples, tok, cfg, soft)
     lengths = [len(f["input_ids"]) for f in feats]
@@ -333,6 +370,7 @@ def train_process(examples: list[PRMExample], base: str, out: str, cfg: TrainPRM
                 bar.update(extra=f"loss {curve[-1]:.4f}" if curve else "")
         seconds = time.monotonic() - t0
         tokens, padded = d.sum(torch.tensor([tokens, padded], dtype=torch.float64, device=d.device)).tolist()
+        check_health(curve, cfg)  # the curve is alike in every process: all stop here, nothing is saved
         save(model, tok, out, cfg, d)
     except BaseException:
         d.close(failed=True)  # no barrier: another process may be gone
@@ -381,6 +419,7 @@ def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
     """--source, --train, --out, the examples and how many a soft source (mc_soft, consensus_soft) skipped for want
     of soft values."""
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
+    check_attention(cfg["train_prm"])
     examples = read_jsonl(a.train, PRMExample)
     examples = examples[: cfg["train_prm"].max_examples] if cfg["train_prm"].max_examples else examples
     without = 0

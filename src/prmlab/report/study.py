@@ -21,6 +21,7 @@ from prmlab import plots
 from prmlab.credentials import redact
 from prmlab.findings import Findings, pb_intervals
 from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
+from prmlab.metrics import read_score_rows
 from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
 from prmlab.params import PROFILE_OF, PROFILE_ONLY
 from prmlab.provenance import study_commits, tracking_uri, ui_url
@@ -120,9 +121,10 @@ def evidence(m: dict, pb_scores: Path | None, bon_scores: Path | None,
     pbm = m["eval_processbench"]
     if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
         return [], {}
-    pb_rows = read_jsonl(pb_scores)
-    f = Findings([r for r in pb_rows if "step_scores" in r], list(pbm["items"]), m["tune"], read_jsonl(bon_scores),
-                 m["consensus"], n_boot=n_boot)
+    # read checked (prmlab.metrics.read_score_rows): a NaN step score had moved the findings' intervals silently
+    pb_rows = read_score_rows(pb_scores, ("model", "subset", "id"), scored=False)
+    f = Findings([r for r in pb_rows if "step_scores" in r], list(pbm["items"]), m["tune"],
+                 read_score_rows(bon_scores, ("prm", "problem_id", "response_id")), m["consensus"], n_boot=n_boot)
     iv = {"processbench": pb_intervals(pb_rows, m["held"] or list(pbm["items"]), n_boot),
           "min_on_final_step": {prm: list(f.min_on_last_interval(prm)) for prm in f.prms}}
     return f.records(), iv

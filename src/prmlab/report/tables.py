@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prmlab.io import read_json, read_jsonl
-from prmlab.metrics import min_position_stats
+from prmlab.io import read_json
+from prmlab.metrics import min_position_stats, read_score_rows
 from prmlab.paper import PRMBENCH, TABLE7, TABLE7_ROWS, TABLE7_SUBSETS
 from prmlab.published import LEADERBOARD_NAME, PRMBENCH_FIELD, PROCESSBENCH_FIELD
 from prmlab.report.markdown import f3, fmt1, table
@@ -42,7 +42,7 @@ def table_row(name: str, model: str, out: Path, which: list[str] = ("processbenc
         row["bon_n"] = bon["n"]
         row["bon"] = {k[4:]: v for k, v in avg.items() if k.startswith("prm_") and not k.endswith("_process_verified")}
         row["maj"], row["pass"] = bon["results"]["baselines"]["average"]["maj"], bon["results"]["baselines"]["average"]["pass"]
-        stats = min_position_stats(read_jsonl(out / "bon_scores.jsonl"), bins=10)
+        stats = min_position_stats(read_score_rows(out / "bon_scores.jsonl", ("prm", "problem_id", "response_id")), bins=10)
         row["min_on_final_step"] = stats["min_on_last_step_all"] if stats["responses"] else None
     if "prmbench" in which and (out / "prmbench.json").exists():
         res = read_json(out / "prmbench.json")["models"][f"prm/{name}"]
