@@ -444,7 +444,7 @@ def test_without_this_runs_seeds_the_summary_is_one_seed_labelled_so(seeds, why)
 
 
 def test_the_prefect_artifact_leads_with_the_glance(tmp_path):
-    from flows.pipeline import study_artifact
+    from prmlab.dashboards import study_artifact
     from prmlab.report.seeds import glance
 
     (tmp_path / "reports").mkdir()

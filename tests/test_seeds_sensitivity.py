@@ -28,7 +28,7 @@ def finding(fid: str, points: dict[str, float]) -> dict:
 
 
 def seed(k: int, findings: list[dict], machine: str | None = None, torch: str | None = None) -> dict:
-    """A seed's file as flows.seeds.write_seed writes it; without `machine`, as one filed before issue #54."""
+    """A seed's file as prmlab.study.write_seed writes it; without `machine`, as one filed before issue #54."""
     rec = {"seed": k, "commit": "abc1234", "study": "s", "ran": f"run {k}", "findings": findings, "targets_26": {},
            "headline": None}
     return rec | ({"machine": machine, "torch": torch} if machine else {})
@@ -149,9 +149,9 @@ def test_pending_page_marks_the_development_seed():
 
 
 def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, monkeypatch):
-    """flows.seeds.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
+    """prmlab.study.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
     report from before issue #54 has none, and its seed file reads "not recorded" in reports/seeds.md."""
-    import flows.seeds as S
+    import prmlab.study as S
     from prmlab.report.seeds import seed_machine
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "s")
@@ -188,7 +188,8 @@ def test_machine_names_the_torch_build_and_no_gpu_this_process_did_not_use():
 def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
     """`flows.seeds --aggregate-only --study ID`: the seed files filed under that study, whatever HEAD's is; a seed
     of another study is named with its own id; --study with anything that would run is refused in one line."""
-    import flows.seeds as S
+    import flows.seeds
+    import prmlab.study as S
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "head-study")
     d = tmp_path / "reports" / "seeds"
@@ -201,13 +202,13 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
     assert not recs and sorted(missing) == ["seed-1", "seed-2", "seed-3"] and "differ from HEAD's" in missing["seed-1"]
     monkeypatch.setattr(sys, "argv", ["flows.seeds", "--seeds", "3", "--study", "old", "--only", "1"])
     with pytest.raises(SystemExit) as e:
-        S.main()
+        flows.seeds.main()
     assert e.value.code == 2
 
 
 def test_study_code_is_the_seeds_study_inputs_less_params():
-    from flows.seeds import STUDY_INPUTS
     from prmlab.provenance import STUDY_CODE
+    from prmlab.study import STUDY_INPUTS
 
     assert set(STUDY_INPUTS) == {*STUDY_CODE, "params.yaml"}
 

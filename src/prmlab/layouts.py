@@ -30,7 +30,7 @@ Generative verifiers (GenPRM, R-PRM, ThinkPRM, the toy judge: a causal LM that w
 per step, `votes` sampled replies, a step's score the share calling it correct) are layouts too
 (prmlab.generative, `GENERATIVE`), with their sampling in a `reference_prms` entry ({model, layout, votes, ...}).
 
-Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (flows/cli.py).
+Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (prmlab.adhoc).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The study over several seeds, as pages: reports/seeds.md and reports/seeds.json from each seed's file
-(reports/seeds/seed-<k>.json, which flows/seeds.py writes as it runs the seeds); and the study at a glance (`glance`:
+(reports/seeds/<study>/seed-<k>.json, which prmlab.study files as flows/seeds.py runs the seeds); and the study at a glance (`glance`:
 verdicts across seeds where they are this run's study's, then one seed's), which the report's summary, the Prefect
 artifact and the MLflow experiment's description show. The aggregate itself is
 `prmlab.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
@@ -244,7 +244,7 @@ def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], st
 # ------------------------------------------------------------------- sensitivity (issue #54, item 4)
 
 def seed_machine(rec: dict) -> str:
-    """The machine a seed's models computed on, as its file names it (flows.seeds.write_seed, from its own report);
+    """The machine a seed's models computed on, as its file names it (prmlab.study.write_seed, from its own report);
     "not recorded" for a file filed before seeds named it, never guessed from its free-text `ran`."""
     return rec.get("machine") or NOT_RECORDED
 
@@ -314,7 +314,7 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
           f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
           "ceiling PRM's weight decay were chosen with its PRM results in view (docs/study.md): its verdicts are no "
           "independent draw, so each is decided again without it. Each seed's machine and torch build are what its "
-          f"file records (its own report's, flows.seeds.write_seed); \"{NOT_RECORDED}\" where the file predates that "
+          f"file records (its own report's, prmlab.study.write_seed); \"{NOT_RECORDED}\" where the file predates that "
           "(its line under \"How each seed ran\" says in words where it ran, never read as a machine here). A verdict "
           "in bold differs from the one over every seed; a group of one seed is decided by its own interval.", "",
           table(["seed", "machine", "torch"], [[seed_label(n), machines[n], torch[n]] for n in machines]), ""]

@@ -352,7 +352,7 @@ def targets_26(auc: float | None, over_maj: dict[str, list[float] | None]) -> bo
 def exact_label_targets(m: dict) -> dict[str, dict]:
     """Issue #26's targets (`targets_26`) for the PRMs trained on exact labels, `oracle` and `oracle_ceiling`
     where evaluated: {name: {"step_auc", "over_maj": {product, min: [difference, lo, hi]}, "met"}}. Written
-    into reports/findings.json, so a seed's file (flows/seeds.py) keeps them beside its findings."""
+    into reports/findings.json, so a seed's file (prmlab.study.write_seed) keeps them beside its findings."""
     bonm, pbm, out = m["eval_bon"], m["eval_processbench"], {}
     for name in ("oracle", CEILING):
         if name in bonm.get("over_maj", {}):
@@ -483,7 +483,7 @@ def device(m: dict) -> dict[str, str | None]:
     """The machine and torch build this run's models computed on, from every stage's `machine` in its metrics
     (prmlab.provenance.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
     versions}, None where no stage recorded it (metrics written before issue #54). A seed's file keeps both
-    (flows.seeds.write_seed): reports/seeds.md splits the verdicts by machine."""
+    (prmlab.study.write_seed): reports/seeds.md splits the verdicts by machine."""
     seen = [c for c in [*(m.get(s, {}).get("machine") for s in STAGES), *(t.get("machine") for t in m["train_prm"].values()),
                         *(t.get("machine") for t in m.get("human_data", {}).values())] if c]
     gpus, cpus = sorted({c["gpu"] for c in seen if c.get("gpu")}), sorted({c["model"] for c in seen if c.get("model")})
