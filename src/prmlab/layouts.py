@@ -810,5 +810,14 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
 
 
+def load_prm(spec: PRMSpec | str, backend: str = "transformers", **options) -> Scorer:
+    """A scorer for the PRM `spec` (a PRMSpec, or a folder or hub name whose layout is read from its files): a
+    released layout, this project's PRMs or a generative verifier, through `make_scorer` (`options`: its batch_size,
+    max_length, dtype, ...). `scorer.score([(problem, steps), ...])` gives each step's score in (0, 1); `with` closes it."""
+    spec = PRMSpec(spec) if isinstance(spec, str) else spec
+    return make_scorer(backend, spec.model, layout=spec.layout, reference=spec.reference, verifier=spec.verifier,
+                       votes_file=spec.votes_file, **options)
+
+
 if __name__ == "__main__":  # python -m prmlab.layouts PATH: print the detected layout
     print(detect_layout(sys.argv[1]))
