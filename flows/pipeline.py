@@ -30,7 +30,7 @@ from prmlab.tracking import ensure_experiment
 
 class StageInputError(RuntimeError):
     """A stage stopped on bad input (its exit code 2, prmlab.stage's one-line error): the same input fails again, so
-    the task is not retried (issue #56: a deterministic config error was retried)."""
+    the task is not retried (a retry of a config error only fails again, later)."""
 
 
 def retriable(task, task_run, state) -> bool:

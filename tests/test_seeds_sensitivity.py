@@ -159,6 +159,14 @@ def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, m
              "device": {"machine": "NVIDIA H100 80GB HBM3 + Intel Xeon", "torch": "2.11.0+cu130"}}
     rec = json.loads(S.write_seed(str(tmp_path), 3, "abc1234", found, "elsewhere").read_text())
     assert (rec["machine"], rec["torch"]) == ("NVIDIA H100 80GB HBM3 + Intel Xeon", "2.11.0+cu130")
+    # a report's findings.json names its exact-label targets "targets_26"; the seed file under its own name, and the
+    # seeds' page reads either (seed files filed before the name carry the old key)
+    from prmlab.report.seeds import exact_label_targets
+
+    t = {"oracle": {"step_auc": 0.9, "over_maj": {}, "met": True}}
+    rec = json.loads(S.write_seed(str(tmp_path), 2, "abc1234", found | {"targets_26": t}, "elsewhere").read_text())
+    assert rec["exact_label_targets"] == t and "targets_26" not in rec
+    assert exact_label_targets(rec) == exact_label_targets({"targets_26": t}) == t
     old = json.loads(S.write_seed(str(tmp_path), 1, "abc1234", {"findings": found["findings"]}, "here").read_text())
     assert old["machine"] is None and old["torch"] is None and seed_machine(old) == "not recorded"
 

@@ -51,7 +51,7 @@ def trains_prm(run_name: str) -> bool:
 def tag_latest(client, experiment_id: str) -> dict[str, int]:
     """Tag every stage run (tag `prmlab.stage`; ad hoc runs have none) `prmlab.latest` = 'yes' where it is its stage's
     latest finished run (the one the report reads) and 'no' where a later finished run superseded it, so the `prms`
-    view lists the study's PRMs once each, not every train_prm run ever made (issue #56). Returns the counts."""
+    view lists the study's PRMs once each, not every train_prm run ever made (superseded and failed ones were rows of dashes). Returns the counts."""
     runs, token = [], None
     while True:
         page = client.search_runs([experiment_id], "attributes.status = 'FINISHED'", max_results=1000, page_token=token)

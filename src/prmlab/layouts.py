@@ -239,7 +239,7 @@ PRM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # a PRM's name in the results: a folde
 
 
 def check_prm_name(where: str, name: str) -> None:
-    """`prmlab eval --name a=b` ended in a raw traceback (issue #52): a name is a folder name and a key."""
+    """A PRM's name is a results folder's name and an MLflow key: anything else is one line naming `where`, not a traceback."""
     import re
 
     if not isinstance(name, str) or not re.fullmatch(PRM_NAME, name):
@@ -268,7 +268,7 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
     out = {s: PRMSpec(folder, "qwen") for s, folder in trained.items()}
     for name, v in reference.items():
         check_prm_name(f"reference_prms.{name}", name)
-        if name in out:  # it would replace the trained PRM's row with another model's figures (issue #52)
+        if name in out:  # it would replace the trained PRM's row with another model's figures, silently
             raise ParamsError(f"reference_prms.{name}: {name!r} is a trained PRM of train_prm.sources; give the "
                               "reference another name")
         if isinstance(v, str):

@@ -26,7 +26,7 @@ from prmlab.credentials import stage_env
 
 def venv_tool(name: str) -> str:
     """The `name` executable next to this interpreter (the project's .venv), else whatever is on PATH: `prmlab ui`
-    and the flows' `dvc` calls work without the venv on PATH (issue #56: `prmlab ui` died with FileNotFoundError)."""
+    and the flows' `dvc` calls work without the venv on PATH (where the venv is not on PATH, `mlflow` and `dvc` are not found)."""
     here = Path(sys.executable).with_name(name)
     return str(here) if here.exists() else (shutil.which(name) or name)
 
@@ -80,7 +80,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 20) -> None:
 
 def interrupt_on_sigterm() -> None:
     """SIGTERM raises KeyboardInterrupt, as Ctrl-C does: Prefect then ends the flow run Crashed ("aborted by an
-    interrupt signal") where a plain SIGTERM left it "Running" for good (issue #56), and the stage is stopped."""
+    interrupt signal") where a plain SIGTERM left it "Running" for good, and the stage is stopped."""
     def handler(signum, frame):
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, handler)

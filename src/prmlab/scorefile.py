@@ -1,4 +1,4 @@
-"""Scores from anywhere (issue #55, `prmlab score`): the official ProcessBench and PRMBench numbers from a JSONL of
+"""Scores from anywhere (`prmlab score`): the official ProcessBench and PRMBench numbers from a JSONL of
 per-step scores that any other tool wrote, so any PRM can sit in our tables without our scorers.
 
 The file: one row per item, `{"id": ..., "step_scores": [...]}`, ids as the benchmark's (ProcessBench's `id`,

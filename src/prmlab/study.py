@@ -30,7 +30,15 @@ from prmlab import plots, protocol
 from prmlab.io import atomic_write_text, inside, read_json, write_json
 from prmlab.params import STAGES, ProfileConfig, load_params, read_params, shift_seeds
 from prmlab.processes import venv_tool
-from prmlab.report.seeds import FOREST_JSON, FOREST_PNG, aggregate_page, forest_rows, pending_page
+from prmlab.report.seeds import (
+    FOREST_JSON,
+    FOREST_PNG,
+    TARGETS,
+    aggregate_page,
+    exact_label_targets,
+    forest_rows,
+    pending_page,
+)
 from prmlab.report.sweep import point_measures, sweep_page
 
 # What decides a study's results, given its seeds: the code, the graph, every knob and the committed toy models.
@@ -248,7 +256,7 @@ def write_seed(project_dir: str | Path, k: int, commit: str, findings: dict, ran
     out = Path(project_dir) / SEED_DIR / study / f"seed-{k}.json"
     dev = findings.get("device") or {}
     write_json(out, {"seed": k, "commit": commit, "study": study, "ran": ran,
-                     "findings": findings["findings"], "targets_26": findings.get("targets_26", {}), "headline": headline,
+                     "findings": findings["findings"], TARGETS: exact_label_targets(findings), "headline": headline,
                      "machines": findings.get("machines", []), "machine": dev.get("machine"), "torch": dev.get("torch")})
     return out
 
