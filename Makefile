@@ -43,7 +43,7 @@ repro: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/prmlab run
 	$(BIN)/dvc metrics show
 
-# The UI asks its API at PREFECT_UI_API_URL, which otherwise stays at port 4200 whatever --port says (issue #56)
+# The UI asks its API at PREFECT_UI_API_URL, which otherwise stays at port 4200 whatever --port says (the UI then found no API)
 PREFECT_PORT ?= 4200
 prefect-ui: setup
 	PREFECT_HOME=$(CURDIR)/.prefect PREFECT_SERVER_ANALYTICS_ENABLED=false \

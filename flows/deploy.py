@@ -30,9 +30,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.cron and a.interval:
         ap.error("give at most one of --cron or --interval")
-    from flows.serve import schedule_kwargs
+    from flows import serve  # deferred: prefect (through flows.pipeline), once the arguments are checked
 
-    kw = schedule_kwargs(ap, a.cron, a.timezone, a.interval)
+    kw = serve.schedule_kwargs(ap, a.cron, a.timezone, a.interval)
     from prefect import flow
 
     # From this checkout's source (no image, nothing pushed): the worker imports flows/pipeline.py here.

@@ -18,7 +18,7 @@ stage process sees `--threads` cores (torch takes every core it sees, and a doze
 collapse: see the brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed toy models
 (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished seed's
 reports/findings.json with `flows.seeds --record` (it checks that the commit holds the pinned study). It lives outside
-src/ on purpose: a change to the runner is not a change of the study (flows.seeds.study_id hashes src/).
+src/ on purpose: a change to the runner is not a change of the study (prmlab.study.study_id hashes src/).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
 
 
 # prmlab.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead
-# (from outside the library: a change to src/ would be a change of the study, flows.seeds.study_id).
+# (from outside the library: a change to src/ would be a change of the study, prmlab.study.study_id).
 SITECUSTOMIZE = """import os
 if os.environ.get("PRMLAB_CPUS"):
     os.cpu_count = lambda: int(os.environ["PRMLAB_CPUS"])

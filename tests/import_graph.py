@@ -1,9 +1,9 @@
-"""The import graph of prmlab's modules and the stages, from the source files (no import runs).
+"""The import graph of prmlab's modules, the stages and the flows, from the source files (no import runs).
 
-`graph()`: module -> [(imported module, line, at module level?)] for every `prmlab` import, module- and
-function-level. `closure(file)`: the files loading `file` loads (module-level imports followed to the end,
-packages' __init__ included, the recorders left out): what a stage reads of the code that decides its outputs, so
-what dvc.yaml must list as its deps.
+`graph()`: module -> [(imported module, line, at module level?)] for every `prmlab`, `stages` and `flows` import of
+the library and flows/, module- and function-level. `closure(file)`: the files loading `file` loads (module-level
+imports followed to the end, packages' __init__ included, the recorders left out): what a stage reads of the code
+that decides its outputs, so what dvc.yaml must list as its deps.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("prmlab", "stages")
+PACKAGES = ("prmlab", "stages", "flows")
 
 
 def module_file(name: str) -> Path | None:
@@ -25,7 +25,7 @@ def module_file(name: str) -> Path | None:
 
 
 def _imports(f: Path):
-    """(imported module file, line, module level?) for each prmlab/stages name `f` imports."""
+    """(imported module file, line, module level?) for each prmlab/stages/flows name `f` imports."""
     tree = ast.parse(f.read_text())
     top = {id(n) for n in tree.body}
     for node in ast.walk(tree):
@@ -45,7 +45,7 @@ def _imports(f: Path):
 
 
 def graph() -> dict[Path, list[tuple[Path, int, bool]]]:
-    files = sorted((ROOT / "src" / "prmlab").rglob("*.py"))
+    files = sorted((ROOT / "src" / "prmlab").rglob("*.py")) + sorted((ROOT / "flows").glob("*.py"))
     return {f: sorted(set(_imports(f))) for f in files}
 
 

@@ -438,7 +438,7 @@ def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
     assert _holding(repo, SECRET) == [str(repo / "params.yaml")]
 
     # a stage process started by a runner (scripts/seeds_plain.py; the flows build theirs with the same stage_env)
-    from flows import venv_env
+    from prmlab.processes import venv_env
     from scripts.seeds_plain import run_stage
 
     seed = tmp_path / "seed"
@@ -901,8 +901,8 @@ def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monk
     stage names, a seed's copy under --root, a sweep value in its point's file name) is checked to lie inside its
     own folder (prmlab.io.inside: not absolute, not the folder itself, not out through `..` or a symlinked folder),
     before any work: one line naming the graph file and the out, and nothing is touched."""
-    from flows.sweep import point_file
     from prmlab.io import inside
+    from prmlab.study import point_file
     from scripts import seeds_plain
 
     victim = tmp_path / "victim"

@@ -202,7 +202,7 @@ def test_the_demo_lays_valid_sizes_over_the_toy_profile(tmp_path):
     validates, and it is smaller than the study where it says so; a typo in it is one line, never the study's size."""
     import yaml
 
-    from flows.demo import demo_params
+    from prmlab.study import demo_params
 
     study = yaml.safe_load((ROOT / "params.yaml").read_text())
     demo = demo_params(study, yaml.safe_load((ROOT / "params" / "demo.yaml").read_text()))

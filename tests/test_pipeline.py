@@ -533,7 +533,7 @@ def test_mc_dose_sweep_runs_a_point_per_value_and_seed_as_experiments(study):
     run(["git", "commit", "-qm", "the study", "--allow-empty"], study)
     p = run([sys.executable, "-m", "flows.sweep", "label_mc.temperature", "1.3", "0.7", "--project-dir", str(study)], study,
             timeout=1500)
-    from flows.seeds import experiments
+    from prmlab.study import experiments
 
     name = "sweep-label_mc_temperature-0.7-s0"
     sha = experiments(str(study))[name]

@@ -309,9 +309,9 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
                           (None, {"product": [9.0, 5.0, 13.0]}, None),                            # `last` is no target
                           (0.90, {}, None)])
 def test_issue_26_targets_need_the_auc_and_an_interval_above_maj(auc, over, met):
-    from prmlab.report.study import targets_26
+    from prmlab.report.study import meets_exact_label_targets
 
-    assert targets_26(auc, {agg: over.get(agg) for agg in ("product", "min")}) is met
+    assert meets_exact_label_targets(auc, {agg: over.get(agg) for agg in ("product", "min")}) is met
 
 
 def _oracles(d, oracle: tuple, ceiling: tuple | None):
@@ -444,7 +444,7 @@ def test_without_this_runs_seeds_the_summary_is_one_seed_labelled_so(seeds, why)
 
 
 def test_the_prefect_artifact_leads_with_the_glance(tmp_path):
-    from flows.pipeline import study_artifact
+    from prmlab.dashboards import study_artifact
     from prmlab.report.seeds import glance
 
     (tmp_path / "reports").mkdir()

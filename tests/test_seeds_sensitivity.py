@@ -28,7 +28,7 @@ def finding(fid: str, points: dict[str, float]) -> dict:
 
 
 def seed(k: int, findings: list[dict], machine: str | None = None, torch: str | None = None) -> dict:
-    """A seed's file as flows.seeds.write_seed writes it; without `machine`, as one filed before issue #54."""
+    """A seed's file as prmlab.study.write_seed writes it; without `machine`, as one filed before issue #54."""
     rec = {"seed": k, "commit": "abc1234", "study": "s", "ran": f"run {k}", "findings": findings, "targets_26": {},
            "headline": None}
     return rec | ({"machine": machine, "torch": torch} if machine else {})
@@ -149,9 +149,9 @@ def test_pending_page_marks_the_development_seed():
 
 
 def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, monkeypatch):
-    """flows.seeds.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
+    """prmlab.study.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
     report from before issue #54 has none, and its seed file reads "not recorded" in reports/seeds.md."""
-    import flows.seeds as S
+    import prmlab.study as S
     from prmlab.report.seeds import seed_machine
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "s")
@@ -159,6 +159,14 @@ def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, m
              "device": {"machine": "NVIDIA H100 80GB HBM3 + Intel Xeon", "torch": "2.11.0+cu130"}}
     rec = json.loads(S.write_seed(str(tmp_path), 3, "abc1234", found, "elsewhere").read_text())
     assert (rec["machine"], rec["torch"]) == ("NVIDIA H100 80GB HBM3 + Intel Xeon", "2.11.0+cu130")
+    # a report's findings.json names its exact-label targets "targets_26"; the seed file under its own name, and the
+    # seeds' page reads either (seed files filed before the name carry the old key)
+    from prmlab.report.seeds import exact_label_targets
+
+    t = {"oracle": {"step_auc": 0.9, "over_maj": {}, "met": True}}
+    rec = json.loads(S.write_seed(str(tmp_path), 2, "abc1234", found | {"targets_26": t}, "elsewhere").read_text())
+    assert rec["exact_label_targets"] == t and "targets_26" not in rec
+    assert exact_label_targets(rec) == exact_label_targets({"targets_26": t}) == t
     old = json.loads(S.write_seed(str(tmp_path), 1, "abc1234", {"findings": found["findings"]}, "here").read_text())
     assert old["machine"] is None and old["torch"] is None and seed_machine(old) == "not recorded"
 
@@ -188,7 +196,8 @@ def test_machine_names_the_torch_build_and_no_gpu_this_process_did_not_use():
 def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
     """`flows.seeds --aggregate-only --study ID`: the seed files filed under that study, whatever HEAD's is; a seed
     of another study is named with its own id; --study with anything that would run is refused in one line."""
-    import flows.seeds as S
+    import flows.seeds
+    import prmlab.study as S
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "head-study")
     d = tmp_path / "reports" / "seeds"
@@ -201,13 +210,13 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
     assert not recs and sorted(missing) == ["seed-1", "seed-2", "seed-3"] and "differ from HEAD's" in missing["seed-1"]
     monkeypatch.setattr(sys, "argv", ["flows.seeds", "--seeds", "3", "--study", "old", "--only", "1"])
     with pytest.raises(SystemExit) as e:
-        S.main()
+        flows.seeds.main()
     assert e.value.code == 2
 
 
 def test_study_code_is_the_seeds_study_inputs_less_params():
-    from flows.seeds import STUDY_INPUTS
     from prmlab.provenance import STUDY_CODE
+    from prmlab.study import STUDY_INPUTS
 
     assert set(STUDY_INPUTS) == {*STUDY_CODE, "params.yaml"}
 

@@ -86,7 +86,7 @@ def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monk
     view's own filter, run through MLflow's search, then finds the latest of each PRM and nothing else."""
     import time
 
-    from flows.cli import VIEWS, tag_latest
+    from prmlab.dashboards import VIEWS, tag_latest
 
     uri = _store(monkeypatch, tmp_path)
     client = MlflowClient(uri)

@@ -103,7 +103,7 @@ def outcome_table(outcomes: list[dict]) -> dict:
 def over_maj(outcomes: list[dict], agg: str, n_boot: int = N_BOOT, seed: int = 0) -> list[float]:
     """Best-of-N by `agg` minus maj@N, in points of bon_table's average (the unweighted mean over
     benchmarks), with its 95% paired bootstrap interval over the problems (resampled within each
-    benchmark): [difference, lo, hi]. Issue #26's oracle target is `lo` above 0 (prmlab.report.study.targets_26)."""
+    benchmark): [difference, lo, hi]. The exact-label PRMs' target is `lo` above 0 (prmlab.report.study.meets_exact_label_targets)."""
     units = [(o["bench"], o[f"prm_{agg}"] - o["maj"]) for o in outcomes]
 
     def stat(sample: list[tuple[str, float]]) -> float:
@@ -177,7 +177,7 @@ def prepare_bon(a, cfg: dict):
     if groups and most < c.n:  # else "maj@16" would be maj@8 under another name, and the curve copy its last point
         raise ValueError(f"eval_bon.n is {c.n} but {a.samples} has at most {most} responses per problem "
                          f"(sample_eval.n); lower eval_bon.n or sample more")
-    # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole (#52)
+    # A problem with fewer than n candidates is a Best-of-fewer: counted beside @n, never reported as whole
     if short := sum(len(rs) < c.n for rs in groups.values()):
         print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
               "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)

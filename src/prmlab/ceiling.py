@@ -2,7 +2,7 @@
 
 The study's PRMs share one training budget (`toy.n_train` problems x `sample.n` responses, `train_prm.steps`
 optimizer steps), so that label sources are compared at equal cost. At that budget even the oracle PRM
-(the verifier's exact labels) misses issue #26's targets (step AUC >= 0.85; Best-of-8 above maj@8 by its
+(the verifier's exact labels) misses the exact-label targets (step AUC >= 0.85; Best-of-8 above maj@8 by its
 interval's lower end). benchmarks/bench_prm_budget.py found what closes it: distinct training responses
 (5,760 problems x 2 responses, ~7,750 distinct, 8,000 steps) and weight decay (`train_prm.weight_decay` 0.1).
 Without decay that budget met both targets on three training seeds of seed 0's world but missed them on

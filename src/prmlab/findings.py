@@ -9,11 +9,11 @@ stages write them:
   the pick is the response with the highest aggregated score, ties to the earliest.
 Held out: where `tune_subset` names the subset the threshold was tuned on, ProcessBench findings
 use the other subsets only (with one subset, there is nothing held out: said in the row).
-Resampled: problems, never responses (issue #54). A toy ProcessBench item is one response of a problem
+Resampled: problems, never responses (a problem's responses are not independent draws). A toy ProcessBench item is one response of a problem
 (`<problem>/r<k>`) and a problem's responses share its difficulty, so its items are resampled together
 (`problem_of`); Best-of-N rows are grouped by problem already.
 Each statistic was chosen to separate the paper's hypotheses in this world and written down (here, in
-docs/study.md, reports/protocol.md and the report) before the confirmation seeds ran (issue #54).
+docs/study.md, reports/protocol.md and the report) before the confirmation seeds ran, so no rule was chosen after seeing them.
 """
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def pb_intervals(rows: list[dict], subsets: Sequence[str], n_boot: int = stats.N
     correct-sample accuracy over `subsets` (the held-out ones), each [point, lo, hi]: the point as the benchmark
     averages (unweighted over subsets, = eval_processbench's heldout_average_f1), the 95% interval over resamples of
     problems within each subset (a problem's items together, as the findings' F1 gaps). One pass of resamples serves
-    every model: the leaderboard's and the plots' intervals (issue #56)."""
+    every model: the leaderboard's and the plots' intervals."""
     units: dict[tuple, dict] = {}
     for r in rows:
         if r["subset"] in subsets:
@@ -502,7 +502,7 @@ class Findings:
         if "outcome" in self.prms and refs:
             # Conditioned on an error before the last step: there a process PRM's lowest score belongs on the error.
             # Unconditioned, the share cannot tell the two apart here: an error carries to the answer, so even the
-            # near-perfect ceiling PRM put its minimum on the final step 43.6% of the time (issue #54).
+            # near-perfect ceiling PRM put its minimum on the final step 43.6% of the time.
             est = {f"min_on_last_early_error_outcome_minus_{r}": self.min_on_last_diff("outcome", r) for r in refs}
             early = ", ".join(f"{p} {self.min_on_last(p, self._resp(p, True)):.1f}%" for p in ("outcome", *refs))
             return (f"lowest step score on the final step, among responses whose first error precedes it: {early}; "
@@ -639,7 +639,7 @@ def t_interval(pts: Sequence[float], within_half: Sequence[float] = ()) -> tuple
 
     Each seed's value varies by training and by the sampling of its evaluation items; the spread over
     seeds estimates both, but from k - 1 degrees of freedom, and two or three seeds that happen to agree
-    give an interval narrower than one seed's own bootstrap interval (issue #26: 3 seeds, +-2.2 where one
+    give an interval narrower than one seed's own bootstrap interval (3 seeds gave +-2.2 where one
     seed's bootstrap said +-14). So a seed's variance is the larger of the across-seed variance and the
     mean within-seed variance (each seed's bootstrap half-width / 1.96, squared), and the mean's standard
     error is that over sqrt(k), with Student t quantiles for k - 1 degrees of freedom."""

@@ -88,7 +88,7 @@ GENERATION_KEEP = {"bos_token_id", "eos_token_id", "pad_token_id", "decoder_star
 def params_only_generation_config(gc, model: str):
     """A GenerationConfig with the folder's token ids and nothing else: transformers merges the folder's
     generation_config.json into every generate() call, so a `repetition_penalty` there (Qwen2.5-Math-7B-
-    Instruct ships 1.05) changed sampling that no params key showed (issue #52: 1.5 took a toy policy's
+    Instruct ships 1.05) changed sampling that no params key showed (1.5 took a toy policy's
     accuracy from 0.52 to 0.00). What is dropped is said once on stderr; vLLM, given SamplingParams, ignores
     the file the same way."""
     from transformers import GenerationConfig

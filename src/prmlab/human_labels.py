@@ -220,8 +220,8 @@ def load_human(source: str, path: str | Path) -> tuple[list[PRMExample], dict[st
             ex = convert(row, where, counts)
             if ex is not None:
                 out.append(ex)
-    # The same labelled solution twice (a row repeated across shard files) is one example, counted (issue #52:
-    # it trained and counted twice). The same text with other labels (another rater) is kept: that is data.
+    # The same labelled solution twice (a row repeated across shard files) is one example, counted (it
+    # had trained and counted twice). The same text with other labels (another rater) is kept: that is data.
     seen, unique = set(), []
     for ex in out:
         k = (ex.prompt, tuple(ex.completions), tuple(ex.labels))

@@ -30,7 +30,7 @@ Generative verifiers (GenPRM, R-PRM, ThinkPRM, the toy judge: a causal LM that w
 per step, `votes` sampled replies, a step's score the share calling it correct) are layouts too
 (prmlab.generative, `GENERATIVE`), with their sampling in a `reference_prms` entry ({model, layout, votes, ...}).
 
-Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (flows/cli.py).
+Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-prm` (prmlab.adhoc).
 """
 
 from __future__ import annotations
@@ -239,7 +239,7 @@ PRM_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # a PRM's name in the results: a folde
 
 
 def check_prm_name(where: str, name: str) -> None:
-    """`prmlab eval --name a=b` ended in a raw traceback (issue #52): a name is a folder name and a key."""
+    """A PRM's name is a results folder's name and an MLflow key: anything else is one line naming `where`, not a traceback."""
     import re
 
     if not isinstance(name, str) or not re.fullmatch(PRM_NAME, name):
@@ -268,7 +268,7 @@ def prms_to_evaluate(trained: dict[str, str], cli: list[str], reference: dict, l
     out = {s: PRMSpec(folder, "qwen") for s, folder in trained.items()}
     for name, v in reference.items():
         check_prm_name(f"reference_prms.{name}", name)
-        if name in out:  # it would replace the trained PRM's row with another model's figures (issue #52)
+        if name in out:  # it would replace the trained PRM's row with another model's figures, silently
             raise ParamsError(f"reference_prms.{name}: {name!r} is a trained PRM of train_prm.sources; give the "
                               "reference another name")
         if isinstance(v, str):
@@ -809,6 +809,15 @@ def make_scorer(backend: str, path: str, batch_size: int = 16, max_length: int =
             return VLLMScorer(path, max_length, dtype, tensor_parallel_size=tensor_parallel_size)
         return VLLMTokenScorer(PRMSpec(path, layout), max_length, dtype, tensor_parallel_size=tensor_parallel_size)
     raise ValueError(f"unknown scorer backend {backend!r}; use transformers or vllm")
+
+
+def load_prm(spec: PRMSpec | str, backend: str = "transformers", **options) -> Scorer:
+    """A scorer for the PRM `spec` (a PRMSpec, or a folder or hub name whose layout is read from its files): a
+    released layout, this project's PRMs or a generative verifier, through `make_scorer` (`options`: its batch_size,
+    max_length, dtype, ...). `scorer.score([(problem, steps), ...])` gives each step's score in (0, 1); `with` closes it."""
+    spec = PRMSpec(spec) if isinstance(spec, str) else spec
+    return make_scorer(backend, spec.model, layout=spec.layout, reference=spec.reference, verifier=spec.verifier,
+                       votes_file=spec.votes_file, **options)
 
 
 if __name__ == "__main__":  # python -m prmlab.layouts PATH: print the detected layout

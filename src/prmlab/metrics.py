@@ -31,7 +31,7 @@ def flawed_among_correct(responses) -> float:
 
 def refuse_nan(prm: str, scores: list[list[float]]) -> None:
     """A DataError if any step score is NaN (a diverged checkpoint): NaN compares false with everything, so
-    thresholds, picks and AUC ties would give figures that mean nothing, or never finish (issue #52)."""
+    thresholds, picks and AUC ties would give figures that mean nothing, or never finish."""
     bad = sum(math.isnan(x) for s in scores for x in s)
     if bad:
         raise DataError(f"PRM {prm!r}: {bad} of {sum(map(len, scores))} step scores are NaN (a diverged checkpoint?); "

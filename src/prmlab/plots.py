@@ -11,7 +11,7 @@ from prmlab.findings import EQUAL, WINDOW, declared, estimate, short  # noqa: E4
 from prmlab.paper import FIG8_BON_PRMS_ABOVE  # noqa: E402
 
 # 20 colours, not matplotlib's 10: a study draws up to a dozen methods in one figure (9 PRMs, the ceiling, maj, pass),
-# and the 11th took the 1st's colour (issue #56: random and consensus shared one)
+# and the 11th took the 1st's colour (random and consensus shared one)
 plt.rcParams["axes.prop_cycle"] = matplotlib.cycler(color=plt.get_cmap("tab20").colors)
 
 

@@ -82,7 +82,7 @@ def check_model(key: str, model: str) -> None:
 def safetensors_header(f: Path) -> dict:
     """A safetensors file's header ({tensor: {dtype, shape, data_offsets}}), read without loading a byte of
     weights; a file cut short (a copy or download that stopped) is refused by name: transformers' own load
-    of it ended in a raw traceback (issue #52)."""
+    of it is one line naming the key, not a traceback."""
     import json
     import struct
 
@@ -106,7 +106,7 @@ def check_weights(key: str, p: Path) -> None:
     """config.json parses, every safetensors file is whole, and the weights have the shapes config.json says:
     the embedding is [vocab_size, hidden_size] and there are num_hidden_layers layers. A config whose hidden
     size differs from its weights ended in transformers' size-mismatch traceback, and one with more layers
-    than the weights would have loaded with the missing layers freshly initialised (issue #52)."""
+    than the weights would have loaded with the missing layers freshly initialised, silently."""
     import json
     import re
 
@@ -154,7 +154,7 @@ PROBE = "Step 1: 12 + 7 = 19, so the answer is $\\boxed{19}$."
 def check_tokenizer(key: str, p: Path, chat: bool) -> None:
     """The folder's tokenizer loads, turns text into tokens the model has, and (`chat`: a model that is
     prompted) has a chat template. A folder with only tokenizer_config.json gave a 4-token tokenizer that
-    encodes every text to [] (issue #52): training on nothing, scoring nothing, exit 0."""
+    encodes every text to []: training on nothing, scoring nothing, exit 0."""
     import json
 
     try:
@@ -172,7 +172,7 @@ def check_tokenizer(key: str, p: Path, chat: bool) -> None:
         vocab = None
     if isinstance(vocab, int):
         # Every token the tokenizer has, its special and added ones too (a PRM's step token <extra_0>): an id the
-        # embedding has no row for ended in an IndexError mid-run (issue #52).
+        # embedding has no row for ended in an IndexError mid-run.
         token, top = max(tok.get_vocab().items(), key=lambda kv: kv[1])
         if top >= vocab:
             raise ParamsError(f"{key}: {p}: its tokenizer gives {token!r} id {top}, beyond config.json's vocab_size "
@@ -274,7 +274,7 @@ def code_files(*modules) -> list[Path]:
 def code_version(*modules) -> str:
     """md5 over the source of the modules that produce a stage's records and of every prmlab module they
     import (`code_files`: an edit of steps.py's answer extraction or of records.py must not let a resumed
-    stage mix shards made by two versions, issue #52), and over the policy's system prompt
+    stage mix shards made by two versions), and over the policy's system prompt
     (`prmlab/prompts/policy_system.txt`): every policy prompt reaches the model through it. (The judge's
     template is in label_judge's fingerprint itself; hashing every template here would make a reworded critic
     prompt a dependency of sampling and MC labels.)"""

@@ -168,7 +168,7 @@ def load_items(cfg: EvalPBConfig, path: str) -> tuple[dict[str, list[ProcessBenc
     """Items per configured subset (toy: built by build_processbench@toy; real: written by inputs@real),
     capped per subset by `max_items`, stratified so a capped run keeps both erroneous and error-free items;
     and the count of items left out per other subset ("(none)" for an item without one): said on stderr and kept in
-    the metrics (`items_outside_subsets`), never dropped unseen (issue #52)."""
+    the metrics (`items_outside_subsets`), never dropped unseen."""
     from collections import Counter
 
     rows = read_jsonl(path, ProcessBenchItem)

@@ -59,7 +59,7 @@ def machine() -> dict[str, str]:
     oneDNN and MKL run (`isa`), torch's own choice (`torch_kernels`: AVX512, AVX2, ...) and the threads; where torch
     is loaded, its version (`torch`) and the GPU this process used (`gpu`, absent if none). Recorded
     beside every run (MLflow tags) and in the metrics of every stage that runs a model: the same commit's
-    trained weights differ across x86 machines of one kind (issue #52: an Intel Xeon with AVX-512/AMX and an
+    trained weights differ across x86 machines of one kind (an Intel Xeon with AVX-512/AMX and an
     AMD EPYC with AVX2 trained the judge PRM to loss 0.1883 and 0.1974 on byte-identical data), its labels
     did not."""
     import platform
@@ -77,7 +77,7 @@ def machine() -> dict[str, str]:
     torch = sys.modules.get("torch")  # never imported for this alone (a light stage stays light)
     if torch is not None:
         # the torch build (a CUDA build's suffix: +cu130) and, where this process computed on a GPU, which one:
-        # issue #54, a seed's figures are its machine's (CPU or GPU), so a seed's file names both
+        # a seed's figures are its machine's (CPU or GPU), so a seed's file names both
         info |= {"torch_kernels": torch.backends.cpu.get_cpu_capability(), "threads": str(torch.get_num_threads()),
                  "torch": torch.__version__}
         if torch.cuda.is_initialized():  # asking otherwise would initialise CUDA in a process that never used it
@@ -103,13 +103,13 @@ STUDY_CODE = ("src", "stages", "dvc.yaml", "models", "data/models")
 
 
 def study_commits(params: str | Path = "params.yaml") -> dict[str, Any]:
-    """Which commits made this run (the report's provenance, issue #54): `code`, HEAD (full hash; "unknown" without
+    """Which commits made this run (the report's provenance): `code`, HEAD (full hash; "unknown" without
     git) and `dirty`, the STUDY_CODE paths with uncommitted changes; `params`, the commit whose params it ran: the
     oldest of the newest commits along `git log -- <params>` whose file holds the workspace's values (parsed, so an
     edit of comments alone is no new params), None where the workspace's values are in no commit (a study run
     before its params were committed, or a `dvc exp run` with a seed's values: the commit that files its outputs
     holds them) or git cannot say. Not HEAD: the study is run before the commit that adds its outputs, so HEAD
-    then is the previous study's (issue #54: a report named dc0e4ce, whose params were the previous study's)."""
+    then is the previous study's (a report that named HEAD named a commit whose params were the previous study's)."""
     import yaml
 
     def git(*args: str) -> str:

@@ -161,7 +161,7 @@ class Response(Record):
     def validate(self) -> None:
         _need(len(self.steps) >= 1, "field 'steps': a response needs at least one step")
         blank = [k for k, st in enumerate(self.steps) if not st.strip()]
-        # a blank step would be rolled out and labelled as a step (issue #52); split_steps never writes one
+        # a blank step would be rolled out and labelled as a step (a blank line in a model's reply); split_steps never writes one
         _need(not blank, f"field 'steps': step {blank[0] if blank else 0} is empty or whitespace only")
         _need(self.true_first_error is None or -1 <= self.true_first_error < len(self.steps),
               f"field 'true_first_error': {self.true_first_error} outside -1..{len(self.steps) - 1}")

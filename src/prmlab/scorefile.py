@@ -1,4 +1,4 @@
-"""Scores from anywhere (issue #55, `prmlab score`): the official ProcessBench and PRMBench numbers from a JSONL of
+"""Scores from anywhere (`prmlab score`): the official ProcessBench and PRMBench numbers from a JSONL of
 per-step scores that any other tool wrote, so any PRM can sit in our tables without our scorers.
 
 The file: one row per item, `{"id": ..., "step_scores": [...]}`, ids as the benchmark's (ProcessBench's `id`,
@@ -22,6 +22,7 @@ from pathlib import Path
 from prmlab.data import load_processbench
 from prmlab.io import DataError, iter_jsonl, read_jsonl
 from prmlab.metrics import best_threshold, check_step_scores, mean
+from prmlab.params import read_params
 from prmlab.prmbench import THRESHOLD, load_prmbench, prmbench_table
 from prmlab.processbench import prediction, subset_table
 from prmlab.records import ProcessBenchItem
@@ -113,6 +114,26 @@ def score_prmbench(path: str | Path, data: str | Path, threshold: float | None) 
     scores = read_scores(path, n_steps, "PRMBench", unit=True)
     t = prmbench_table(items, scores, THRESHOLD if threshold is None else threshold)
     return {"benchmark": "prmbench", **t, **_counts(n_steps, scores)}
+
+
+def score_command(benchmark: str, path: str | Path, data: str | None, threshold: float | None, subset: str | None,
+                  params: Path, real_processbench: Path) -> dict:
+    """`prmlab score`: `score_file` with the command's defaults. ProcessBench's items: the real benchmark
+    (`real_processbench`) where it is, else the toy study's data/processbench/items.jsonl; PRMBench's: params
+    `eval_prmbench.data`. The threshold subset: gsm8k on the real benchmark (the paper's), the toy's params'
+    `eval_processbench.threshold_subset` on an items JSONL."""
+    cfg = read_params(params) if params.exists() else {}
+    if data is None and benchmark == "processbench":  # the real benchmark first, else the toy study's build
+        found = [p for p in (real_processbench, Path("data/processbench/items.jsonl")) if p.exists()]
+        if not found:
+            raise DataError(f"no ProcessBench items at {real_processbench} or data/processbench/items.jsonl: "
+                            "pass --data (a folder of <subset>.json or an items JSONL)")
+        data = str(found[0])
+    elif data is None:
+        data = (cfg.get("eval_prmbench") or {}).get("data", "../shared/data/prmbench")
+    real = Path(data).is_dir()
+    subset = subset or ("gsm8k" if real else (cfg.get("eval_processbench") or {}).get("threshold_subset", "gsm8k"))
+    return score_file(benchmark, path, data, threshold, subset)
 
 
 def score_file(benchmark: str, path: str | Path, data: str | Path, threshold: float | None = None,

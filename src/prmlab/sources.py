@@ -5,7 +5,7 @@
   `oracle` and `outcome` from the toy world's verifier).
 - `HUMAN_SOURCES`: released step labels, converted by stage human_data (prmlab.human_labels).
 - `TOY_HUMAN`: the toy profile's PRM800K analogue, written by stage toy_human@toy (prmlab.toy.annotators).
-- `TOY_HUMAN_CONTROLS`: its controls, written beside it (issue #54): `human_onpolicy`, the same annotator on
+- `TOY_HUMAN_CONTROLS`: its controls, written beside it: `human_onpolicy`, the same annotator on
   the policy's own responses (as many solutions, the same picking and noise), and `human_exact`, the same
   off-policy solutions with the verifier's labels. Against `human`, each isolates one of the ways the toy's
   human labels differ from the judge's: off-policy solutions, and the annotator's noise.
@@ -14,7 +14,7 @@
   `consensus`, MC's hard labels there); the second the judge's labels on exactly the policy responses that
   `human_onpolicy` labels (the toy world's human - judge gap without the set's size and epochs).
 - `SOFT`: the sources whose PRMs train on MC's soft values (a regression loss), not on 0/1 labels.
-- `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets issue #26's targets.
+- `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets the exact-label targets (prmlab.report.study.meets_exact_label_targets).
 """
 
 SOURCES = ("mc_hard", "mc_soft", "judge", "consensus", "consensus_soft", "judge_matched", "oracle", "outcome")

@@ -2,7 +2,7 @@
 
 The backbone is initialised from the policy, the head is new (`init_prm`). `train` is a plain PyTorch
 loop (no transformers Trainer: at real shapes its padded batches and per-step host syncs held a 1.5B
-PRM to 8.5% MFU on an H200, issue #51):
+PRM to 8.5% MFU on an H200):
 - batches are planned once from the examples' token counts, the same plan in every process: `packed`
   (the default: one row per micro-batch, per-example position ids, no padding at all; attention kept
   within each example by prmlab.prm.PACKED_SDPA anywhere, or on a GPU by torch's varlen flash kernel
@@ -249,9 +249,9 @@ def train(examples: list[PRMExample], base: str, out: str, cfg: TrainPRMConfig, 
         m = train_process(examples, base, out, cfg, soft)
     curves = {"loss": m.pop("curve"), "lr": m.pop("curve_lr"), "grad_norm": m.pop("curve_grad_norm")}
     if run is not None:
-        # Each curve its own series (steps 1..N): the loss, the learning rate, the gradient norm before clipping (issue
-        # #56); `train_loss` is the run's mean, logged once with the metrics (one series for both put the mean at
-        # step 0 of the curve: a false point, issue #29).
+        # Each curve its own series (steps 1..N): the loss, the learning rate, the gradient norm before clipping (one
+        # series each, not one for all); `train_loss` is the run's mean, logged once with the metrics (one series for both put the mean at
+        # step 0 of the curve: a false point).
         for k in range(len(curves["loss"])):  # no grad_norm without clipping (train_prm.max_grad_norm 0)
             run.metrics({name: vals[k] for name, vals in curves.items() if k < len(vals)}, step=k + 1)
     return m
@@ -425,7 +425,7 @@ def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
     without = 0
     if a.source in SOFT and (without := sum(e.soft is None for e in examples)):
         # The soft loss trains on MC values: a set without them trained nothing and was reported as "longer than
-        # max_length" (issue #52). Some examples without them are a counted skip, never a silent one.
+        # max_length". Some examples without them are a counted skip, never a silent one.
         if without == len(examples):
             raise DataError(f"{a.train}: none of its {len(examples)} examples carries soft values (field 'soft'): "
                             f"source {a.source} trains on MC values; make the set with stage prm_data@{a.source}")

@@ -121,7 +121,7 @@ def audit_table(responses: list[Response], mc: dict[str, MCLabel], judge: dict[s
 
 def audit_breakdown(problems: dict[str, Problem], responses: list[Response], mc: dict[str, MCLabel],
                     judge: dict[str, JudgeLabel]) -> dict:
-    """Where each labeller fails (issue #26's mechanisms, toy world): MC's and the judge's audit and the
+    """Where each labeller fails (the mechanisms the paper names, in the toy world): MC's and the judge's audit and the
     share consensus keeps, by difficulty (the world's hard problems, where the completer fails from good
     prefixes: MC's false alarms) and by the kind of the verifier's first error (the judge's blind spots)."""
     if not any(r.true_first_error is not None for r in responses):

@@ -12,7 +12,7 @@ from pathlib import Path
 from prmlab.labeling import SEARCHES
 from prmlab.params import COMMITTED
 from prmlab.report.markdown import f3, signed_ci
-from prmlab.report.study import AUC_BAR_19, prm_learned, targets_26
+from prmlab.report.study import LEARNED_AUC_BAR, meets_exact_label_targets, prm_learned
 
 D = Path("reports/benchmarks")
 
@@ -80,8 +80,8 @@ def _mean_row(rows: list[dict]) -> dict:
 
 
 def world_targets(r: dict) -> str:
-    """Issue #26's targets (prmlab.report.study.targets_26) on a benchmark row; '-' for a row measured before the interval was."""
-    hit = targets_26(r.get("step_auc_heldout"), {agg: r.get(f"{agg}_over_maj") for agg in ("product", "min")})
+    """The exact-label targets (prmlab.report.study.meets_exact_label_targets) on a benchmark row; '-' for a row measured before the interval was."""
+    hit = meets_exact_label_targets(r.get("step_auc_heldout"), {agg: r.get(f"{agg}_over_maj") for agg in ("product", "min")})
     return "-" if hit is None else _ok(hit)
 
 
@@ -110,10 +110,10 @@ def prm_world(b: dict) -> list[str]:
           "followed by a setting (e.g. weight_decay=0.1) trained with that train_prm setting (`--train-set`), params' "
           "otherwise.", "",
           "Over maj@8: Best-of-8 minus maj@8 (product; min) with its 95% paired bootstrap interval over the problems. "
-          "Issue #26's targets: step AUC >= 0.85 and one aggregation's interval above 0 (- where the row predates the "
+          "Exact-label targets: step AUC >= 0.85 and one aggregation's interval above 0 (- where the row predates the "
           "interval).", "",
           "| world | budget | training seed | normal: min / random / maj | within AUC | hard: min / random / maj / pass "
-          "| within AUC | all: product / min / maj | over maj@8: product; min | step AUC | F1 | #26 targets | minutes |",
+          "| within AUC | all: product / min / maj | over maj@8: product; min | step AUC | F1 | targets | minutes |",
           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     by_budget: dict[str, list[dict]] = {}
     for key, r in sorted(b.items()):
@@ -157,7 +157,7 @@ def prm_seeds(b: dict) -> list[str]:
             one = len(o["seeds"]) == 1  # no interval: judged on the one value, and said so
             lo = {m: o[m]["mean" if one else "lo"] for m in ("bon_product", "step_auc_heldout")}
             hit = prm_learned(lo["bon_product"], o["bon_random"]["mean"], o["bon_maj"]["mean"], lo["step_auc_heldout"])
-            md += ["", f"Oracle targets (Best-of-8 above a random pick and maj@8, step AUC at least {AUC_BAR_19}, "
+            md += ["", f"Oracle targets (Best-of-8 above a random pick and maj@8, step AUC at least {LEARNED_AUC_BAR}, "
                    + ("on its one seed, no interval" if one else "each by the interval's lower end")
                    + f"): {_ok(hit)}." + (f" F1 order by mean: {' > '.join(order)}." if len(order) > 1 else "")]
         md.append("")
@@ -171,7 +171,7 @@ def _study_prms(f1: dict) -> dict:
 
 
 def _f1_order_ok(f1: dict) -> bool:
-    """Issue #19's PRM order among the study's PRMs: the oracle first and the MC PRMs last (judge and consensus
+    """The PRM order the study expects among its PRMs: the oracle first and the MC PRMs last (judge and consensus
     between)."""
     prms = _study_prms(f1)
     mc = [v for k, v in prms.items() if k.startswith("mc_")]
@@ -180,9 +180,9 @@ def _f1_order_ok(f1: dict) -> bool:
 
 
 def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: dict | None) -> list[str]:
-    """Issue #19's PRM targets against minutes: the default study, session 11's `study-long`, and the PRMs
+    """The PRM targets against minutes: the default study, session 11's `study-long`, and the PRMs
     retrained over seeds (bench_prm_seeds), each budget's cells computed from the JSON files."""
-    md = ["## Issue #19's PRM targets against minutes", "",
+    md = ["## The PRM targets against minutes", "",
           "Each row one training budget; a cell gives the measured value and whether the target is met (the oracle PRM "
           "is the one trained on the verifier's exact labels). Over seeds: the mean, and on how many seeds the target "
           "holds. The policy, judge and label-quality targets do not depend on the PRMs' budget: see the first line.", ""]
@@ -194,7 +194,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
                f">= 75 and >= 20 above: {_ok(h['judge_first_error_accuracy'] >= max(75, jb + 20))}); label first-error "
                f"accuracy consensus {lab['consensus']} > judge {lab['judge']}, MC {lab['mc']} "
                f"({_ok(lab['consensus'] > max(lab['judge'], lab['mc']))}).", ""]
-    md += [f"| budget | minutes | PRM F1 order (oracle first, MC last) | oracle Best-of-8 vs random / maj@8 | oracle step AUC >= {AUC_BAR_19} |",
+    md += [f"| budget | minutes | PRM F1 order (oracle first, MC last) | oracle Best-of-8 vs random / maj@8 | oracle step AUC >= {LEARNED_AUC_BAR} |",
            "|---|---|---|---|---|"]
     old = f"session 11's `study-long` (commit {long['commit']}, 960 x 6, ~2,900 steps, no hard problems), one run" if long else ""
     for name, r in ((default.get("label", "default `make repro`"), default), (old, long)):
@@ -209,12 +209,12 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         busy = " (measured beside other work: see the note above)" if r is long and r.get("note") else ""
         md.append(f"| {name} | {_study_minutes(r):.1f} on 2 cores{busy} | {' > '.join(sorted(prms, key=lambda k: -prms[k]))}: "
                   f"{_ok(_f1_order_ok(f1))} | {o} vs {bon['random']} / {bon['maj']}: "
-                  f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= AUC_BAR_19)} |")
+                  f"{_ok(prm_learned(o, bon['random'], bon['maj']))} | {auc.get('oracle')}: {_ok(auc.get('oracle', 0) >= LEARNED_AUC_BAR)} |")
         if (c := bon.get("oracle_ceiling")) is not None:  # same study, the ceiling PRM's own budget (params ceiling)
             md.append(f"| the same run's ceiling PRM (ceiling@toy: exact labels on more responses, more steps) | "
                       f"{r['stages']['ceiling@toy']['seconds'] / 60:.1f} on 2 cores | oracle_ceiling F1 {f1['oracle_ceiling']} | "
                       f"{c} vs {bon['random']} / {bon['maj']}: {_ok(prm_learned(c, bon['random'], bon['maj']))} | "
-                      f"{auc.get('oracle_ceiling')}: {_ok(auc.get('oracle_ceiling', 0) >= AUC_BAR_19)} |")
+                      f"{auc.get('oracle_ceiling')}: {_ok(auc.get('oracle_ceiling', 0) >= LEARNED_AUC_BAR)} |")
     for steps, summ in sorted((seeds or {}).get("summary", {}).items(), key=lambda kv: int(kv[0])):
         runs = runs_at(seeds, int(steps))
         per = sum(r["train_seconds"] for r in runs) / len(runs) / 60
@@ -226,7 +226,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
         order = (f"{' > '.join(sorted(f1, key=lambda s: -f1[s]))} (means): {_ok(_f1_order_ok(f1))}" if len(f1) > 1
                  else "oracle only")
         bon_ok = sum(prm_learned(b, r, m) for b, r, m in zip(o["bon_product"]["points"], o["bon_random"]["points"], o["bon_maj"]["points"]))
-        auc_ok = sum(x >= AUC_BAR_19 for x in o["step_auc_heldout"]["points"])
+        auc_ok = sum(x >= LEARNED_AUC_BAR for x in o["step_auc_heldout"]["points"])
         md.append(f"| study-long's labels, {int(steps):,} steps, {k} training seed(s) | {per:.1f} per PRM on "
                   f"{runs[0]['machine']} | {order} | {o['bon_product']['mean']:.1f} vs {o['bon_random']['mean']:.1f} / "
                   f"{o['bon_maj']['mean']:.1f}: {bon_ok} of {k} | {o['step_auc_heldout']['mean']:.3f}: {auc_ok} of {k} |")
@@ -236,7 +236,7 @@ def targets_table(default: dict, long: dict | None, seeds: dict | None, budget: 
                   f"responses), one seed | {(r['sample_seconds'] + r['train_seconds']) / 60:.1f} on {r['machine']} | "
                   f"oracle only | {b:.1f} vs {r['bon_random']:.1f} / {r['bon_maj']:.1f}: "
                   f"{_ok(prm_learned(b, r['bon_random'], r['bon_maj']))} | {r['step_auc_heldout']:.3f}: "
-                  f"{_ok(r['step_auc_heldout'] >= AUC_BAR_19)} |")
+                  f"{_ok(r['step_auc_heldout'] >= LEARNED_AUC_BAR)} |")
     return md + [""]
 
 
@@ -268,7 +268,7 @@ def world_mix(runs: list[dict]) -> list[str]:
 
 
 def layouts(b: dict) -> list[str]:
-    """Every PRM layout against its own reference loop (issue #27: >= 1.0x the model card's loop,
+    """Every PRM layout against its own reference loop (the targets: >= 1.0x the model card's loop,
     >= 10x the per-step chat loop)."""
     vllm = any("vllm_responses_per_s" in r for r in b["layouts"].values())
     md = [f"## PRM layouts against their reference loops{' and vLLM' if vllm else ''} (`benchmarks/bench_layouts.py"
@@ -298,7 +298,7 @@ def layouts(b: dict) -> list[str]:
 
 
 def prmbench_speed(b: dict) -> list[str]:
-    """PRMBench scoring, prmlab against the official harness's procedure (bench_prmbench.py; issue #55)."""
+    """PRMBench scoring, prmlab against the official harness's procedure (bench_prmbench.py)."""
     peak = "" if b.get("peak_gib") is None else f", peak {b['peak_gib']:.2f} GiB"
     return [f"## PRMBench scoring against the official harness's procedure (`benchmarks/bench_prmbench.py`, {b['device']}, "
             f"{b['threads']} threads)", "",
@@ -313,10 +313,10 @@ def prmbench_speed(b: dict) -> list[str]:
 
 def mc_search(runs: list[dict]) -> list[str]:
     """Each MC search against exhaustive MC on the same draws (bench_mc_search.py), one table per completer
-    temperature; issue #50's target is <= 0.3 of exhaustive's rollouts at >= 0.95 first-error agreement."""
+    temperature; the target is <= 0.3 of exhaustive's rollouts at >= 0.95 first-error agreement."""
     md = ["## MC searches on the study's responses (`benchmarks/bench_mc_search.py`)", "",
           "Each search runs on exhaustive MC's own estimates (the same draws), so its labels differ from exhaustive's "
-          "only by its rule; its rollouts are what it would generate alone. Issue #50's target: <= 0.3 of exhaustive "
+          "only by its rule; its rollouts are what it would generate alone. The target: <= 0.3 of exhaustive "
           "MC's rollouts at >= 0.95 first-error agreement with it. Counts do not depend on the machine.", ""]
     for r in runs:
         f = r["exhaustive_other_draws"]
@@ -423,7 +423,7 @@ def page() -> str:
         md += ["## Toy `dvc repro`, per stage (`benchmarks/bench_repro.py`)", "",
                f"Commit `{r['commit']}`, run {where}; median of {r['repeats']} full run(s). Peak memory is the whole "
                "process tree's (summed RSS, sampled every 0.2 s). bootstrap@toy trains the toy models; they are "
-               "committed, so `make repro` on a fresh clone skips it: the 45-minute bar (issue #26) is the rest.", "",
+               "committed, so `make repro` on a fresh clone skips it: the 45-minute bar is the rest.", "",
                "| stage | wall (s) | peak memory (GiB) |", "|---|---|---|"]
         md += [f"| {s} | {v['seconds']:.1f} | {v['peak_gib']:.2f} |" for s, v in r["stages"].items()]
         boot = 0.0

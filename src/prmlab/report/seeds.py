@@ -1,5 +1,5 @@
 """The study over several seeds, as pages: reports/seeds.md and reports/seeds.json from each seed's file
-(reports/seeds/seed-<k>.json, which flows/seeds.py writes as it runs the seeds); and the study at a glance (`glance`:
+(reports/seeds/<study>/seed-<k>.json, which prmlab.study files as flows/seeds.py runs the seeds); and the study at a glance (`glance`:
 verdicts across seeds where they are this run's study's, then one seed's), which the report's summary, the Prefect
 artifact and the MLflow experiment's description show. The aggregate itself is
 `prmlab.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
@@ -27,7 +27,7 @@ from prmlab.report.markdown import f3, fmt1, signed_ci, table
 from prmlab.stats import INCONCLUSIVE
 
 # Seed 0 is the committed study itself, the world the study was developed on: MC's completer temperature and the
-# ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/study.md; issue #54), so its
+# ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/study.md), so its
 # verdicts are no independent draw. Every list of seeds marks it, and the sensitivity block decides without it.
 DEVELOPMENT_SEED = "seed-0"
 NOT_RECORDED = "not recorded"
@@ -44,7 +44,7 @@ def provenance(recs: dict[str, dict]) -> list[str]:
                                         + (f"; PRMs trained on {'; '.join(r['machines'])}" if r.get("machines") else "")
                                         for name, r in sorted(recs.items())], "",
             "Trained weights move with the CPU (its core count and its kernels: AVX-512, AVX2), labels do not "
-            "(benchmarks/bench_determinism.py; issue #52): each seed's figures of a trained model are its machine's, "
+            "(benchmarks/bench_determinism.py): each seed's figures of a trained model are its machine's, "
             "and seeds run on several kinds of machine carry that spread in their across-seed interval.", ""] if recs else []
 
 
@@ -53,16 +53,25 @@ def runs(recs: dict[str, dict]) -> dict[str, dict[str, str]]:
     return {"runs": {n: r["commit"] for n, r in recs.items()}, "ran": {n: r["ran"] for n, r in recs.items()}}
 
 
+TARGETS = "exact_label_targets"  # a seed file's key for its exact-label PRMs against their targets
+OLD_TARGETS = "targets_26"  # the same, as findings.json and the seed files filed before the key was named carry it
+
+
+def exact_label_targets(rec: dict) -> dict:
+    """A seed file's or findings.json's exact-label PRMs against their targets, under either key."""
+    return rec.get(TARGETS, rec.get(OLD_TARGETS, {}))
+
+
 def targets_table(recs: dict[str, dict]) -> list[str]:
-    """Markdown rows: each seed's PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85 and
+    """Markdown rows: each seed's PRMs trained on exact labels against the exact-label targets (step AUC >= 0.85 and
     Best-of-N above maj@N by the interval's lower end), as each seed's report judged them."""
     rows = [f"| {seed_label(seed)} | {name} | {f3(t['step_auc'])} | "
             f"{signed_ci(t['over_maj'].get('product'))} | {signed_ci(t['over_maj'].get('min'))} | "
             f"{'-' if t['met'] is None else 'met' if t['met'] else '**missed**'} |"
-            for seed, r in sorted(recs.items()) for name, t in r["targets_26"].items()]
+            for seed, r in sorted(recs.items()) for name, t in exact_label_targets(r).items()]
     if not rows:
         return []
-    return ["The PRMs trained on exact labels against issue #26's targets (step AUC >= 0.85; Best-of-N (product or "
+    return ["The PRMs trained on exact labels against their targets (step AUC >= 0.85; Best-of-N (product or "
             "min) above maj@N by its 95% interval's lower end), per seed:", "",
             "| seed | PRM | step AUC | Best-of-N (product) - maj@N | Best-of-N (min) - maj@N | targets |",
             "|---|---|---|---|---|---|", *rows, ""]
@@ -130,10 +139,10 @@ def why_inconclusive(f: dict, runs: int) -> str:
         return f"{runs - f['seeds']} of {runs} seeds lack it, or some seed lacks one of its estimates"
     if lacks := missing(f["id"], list(f["estimates"])):
         return (f"not measured as the findings now declare it: {', '.join(lacks)} missing (seeds filed before the "
-                "statistic was declared, issue #54; seeds of the current study decide it)")
+                "statistic was declared; seeds of the current study decide it)")
     if not deciding(f["id"], f["estimates"]):
-        return (f"its estimates ({', '.join(f['estimates'])}) are of a statistic the findings no longer declare "
-                "(issue #54): seeds of the current study decide it")
+        return (f"its estimates ({', '.join(f['estimates'])}) are of a statistic the findings no longer declare: "
+                "seeds of the current study decide it")
     out = []
     for n in deciding(f["id"], f["estimates"]):
         d, e = estimate(n), f["estimates"][n]
@@ -241,10 +250,10 @@ def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], st
     return list(seeds["findings"]), ""
 
 
-# ------------------------------------------------------------------- sensitivity (issue #54, item 4)
+# ------------------------------------------------------------------- sensitivity
 
 def seed_machine(rec: dict) -> str:
-    """The machine a seed's models computed on, as its file names it (flows.seeds.write_seed, from its own report);
+    """The machine a seed's models computed on, as its file names it (prmlab.study.write_seed, from its own report);
     "not recorded" for a file filed before seeds named it, never guessed from its free-text `ran`."""
     return rec.get("machine") or NOT_RECORDED
 
@@ -314,7 +323,7 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
           f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
           "ceiling PRM's weight decay were chosen with its PRM results in view (docs/study.md): its verdicts are no "
           "independent draw, so each is decided again without it. Each seed's machine and torch build are what its "
-          f"file records (its own report's, flows.seeds.write_seed); \"{NOT_RECORDED}\" where the file predates that "
+          f"file records (its own report's, prmlab.study.write_seed); \"{NOT_RECORDED}\" where the file predates that "
           "(its line under \"How each seed ran\" says in words where it ran, never read as a machine here). A verdict "
           "in bold differs from the one over every seed; a group of one seed is decided by its own interval.", "",
           table(["seed", "machine", "torch"], [[seed_label(n), machines[n], torch[n]] for n in machines]), ""]
@@ -349,7 +358,7 @@ def estimate_cell(e: dict | None, base: str) -> str:
     return f"{fmt1(e['mean'])} [{fmt1(e['lo'])}, {fmt1(e['hi'])}] {v}"  # '-' for NaN: a lone seed has the estimate
 
 
-# The across-seed forest plot beside reports/seeds.md (issue #56), and its rows as DVC plot data (beside it too: the
+# The across-seed forest plot beside reports/seeds.md, and its rows as DVC plot data (beside it too: the
 # report stage owns reports/plots/, and DVC empties an output folder before it reruns the stage)
 FOREST_PNG, FOREST_JSON = "seeds_findings.png", "seeds_findings.json"
 
@@ -409,9 +418,9 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | Non
     return agg, record, "\n".join(md) + "\n"
 
 
-# ------------------------------------------------------------------- the study at a glance (issue #56)
+# ------------------------------------------------------------------- the study at a glance
 
-# Plain text, so a page without an emoji font shows them (issue #56).
+# Plain text, so a page without an emoji font shows them.
 MARKS = {"reproduced": "[+] reproduced", "not reproduced": "[-] not reproduced", "inconclusive": "[?] inconclusive",
          "not testable in this world": "[n/a] not testable in this world"}
 

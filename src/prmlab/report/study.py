@@ -36,8 +36,11 @@ from prmlab.stats import N_BOOT
 # toy run's bootstrap.json must not show up in a real run's report.
 STAGES = ["sample", "label_mc", "label_judge", "consensus", "eval_processbench", "eval_bon", "analyze_bias",
           "bootstrap", "train_judge", "inputs", "ceiling"]
-AUC_TARGET = 0.85  # issue #26: the oracle PRM's step AUC on the held-out toy ProcessBench
-AUC_BAR_19 = 0.8  # issue #19's step AUC bar for the PRM trained on exact labels (`prm_learned`)
+AUC_TARGET = 0.85  # the exact-label PRMs' step AUC target on the held-out toy ProcessBench
+LEARNED_AUC_BAR = 0.8  # below this step AUC, a PRM trained on exact labels has not learned (`prm_learned`)
+# findings.json's key for the exact-label targets: an output of this stage, kept as it is (report.seeds reads it and
+# the seed files' newer key alike)
+TARGETS_KEY = "targets_26"
 
 
 def load_metrics(mdir: Path, profile: str = "toy", sources: list[str] | None = None) -> dict[str, Any]:
@@ -114,8 +117,8 @@ def _auc(res: dict, held: list[str]):
 def evidence(m: dict, pb_scores: Path | None, bon_scores: Path | None,
              n_boot: int = N_BOOT) -> tuple[list[dict], dict[str, dict]]:
     """From the eval stages' per-item scores (each file read once, one `Findings` over them): the findings
-    (prmlab.findings) and the 95% intervals over problems behind the leaderboard and the ranked figures (issue #56:
-    no estimate without one): `processbench`, each model's held-out F1 and error/correct-sample accuracy
+    (prmlab.findings) and the 95% intervals over problems behind the leaderboard and the ranked figures (no
+    estimate without one): `processbench`, each model's held-out F1 and error/correct-sample accuracy
     (findings.pb_intervals, keyed as eval_processbench's models), and `min_on_final_step`, each PRM's share [point,
     lo, hi]. ([], {}) without the scores."""
     pbm = m["eval_processbench"]
@@ -130,7 +133,7 @@ def evidence(m: dict, pb_scores: Path | None, bon_scores: Path | None,
     return f.records(), iv
 
 
-# What a row of the leaderboard and the ranked figures is (issue #56): a PRM trained on one of the study's label
+# What a row of the leaderboard and the ranked figures is: a PRM trained on one of the study's label
 # sources, a reference (the ceiling PRM, trained at another budget; the judge as a critic, ProcessBench only) or a
 # Best-of-N baseline (no PRM at all).
 BASELINES = ("maj", "pass", "random")
@@ -334,14 +337,15 @@ def table6(res: dict, n: int) -> str:
 
 
 def prm_learned(bon: float, random: float, maj: float, auc: float | None = None) -> bool:
-    """Issue #19's bar for the PRM trained on exact labels (toy `oracle`): Best-of-N above both a random pick
-    and maj@N, and step AUC (where measured) at least AUC_BAR_19. reports/benchmarks.md's budget tables judge by it;
-    the report by issue #26's stricter `targets_26`."""
-    return bon > max(random, maj) and (auc is None or auc >= AUC_BAR_19)
+    """The bar for the PRM trained on exact labels (toy `oracle`) to count as learned: Best-of-N above both a random pick
+    and maj@N, and step AUC (where measured) at least LEARNED_AUC_BAR. reports/benchmarks.md's budget tables judge by it;
+    the report by the stricter `meets_exact_label_targets`."""
+    return bon > max(random, maj) and (auc is None or auc >= LEARNED_AUC_BAR)
 
 
-def targets_26(auc: float | None, over_maj: dict[str, list[float] | None]) -> bool | None:
-    """Issue #26's targets for a PRM trained on exact labels: step AUC on the held-out toy ProcessBench at
+def meets_exact_label_targets(auc: float | None, over_maj: dict[str, list[float] | None]) -> bool | None:
+    """The targets a PRM trained on exact labels must meet for the label sources' comparison to say something about the
+    labels (not about a training budget too small to learn): step AUC on the held-out toy ProcessBench at
     least AUC_TARGET, and Best-of-N by some aggregation (product or min) above maj@N by its paired 95%
     interval's lower end (`over_maj`: {aggregation: [difference, lo, hi]}, prmlab.bon.over_maj). None where
     either is not measured. reports/benchmarks.md judges its budgets by the same function."""
@@ -352,20 +356,20 @@ def targets_26(auc: float | None, over_maj: dict[str, list[float] | None]) -> bo
 
 
 def exact_label_targets(m: dict) -> dict[str, dict]:
-    """Issue #26's targets (`targets_26`) for the PRMs trained on exact labels, `oracle` and `oracle_ceiling`
+    """The targets (`meets_exact_label_targets`) for the PRMs trained on exact labels, `oracle` and `oracle_ceiling`
     where evaluated: {name: {"step_auc", "over_maj": {product, min: [difference, lo, hi]}, "met"}}. Written
-    into reports/findings.json, so a seed's file (flows/seeds.py) keeps them beside its findings."""
+    into reports/findings.json, so a seed's file (prmlab.study.write_seed) keeps them beside its findings."""
     bonm, pbm, out = m["eval_bon"], m["eval_processbench"], {}
     for name in ("oracle", CEILING):
         if name in bonm.get("over_maj", {}):
             over = {agg: bonm["over_maj"][name].get(agg) for agg in ("product", "min")}
             auc = (pbm.get("models", {}).get(f"prm/{name}", {}).get("step_auc") or {}).get("heldout_average")
-            out[name] = {"step_auc": auc, "over_maj": over, "met": targets_26(auc, over)}
+            out[name] = {"step_auc": auc, "over_maj": over, "met": meets_exact_label_targets(auc, over)}
     return out
 
 
 def oracle_targets(m: dict, targets: dict[str, dict]) -> list[str]:
-    """Issue #26's targets for the PRMs trained on exact labels (`exact_label_targets`): the study's `oracle`, at
+    """The targets for the PRMs trained on exact labels (`exact_label_targets`): the study's `oracle`, at
     the label sources' shared budget, and `oracle_ceiling` (stage ceiling@toy), the recipe at the budget the
     benchmarks found to meet them; and a weak-PRM flag when the study's oracle misses them: the comparisons
     between label sources then say more about the training budget than about the labels."""
@@ -484,8 +488,8 @@ def trained_on(m: dict) -> list[str]:
 def device(m: dict) -> dict[str, str | None]:
     """The machine and torch build this run's models computed on, from every stage's `machine` in its metrics
     (prmlab.provenance.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
-    versions}, None where no stage recorded it (metrics written before issue #54). A seed's file keeps both
-    (flows.seeds.write_seed): reports/seeds.md splits the verdicts by machine."""
+    versions}, None where no stage recorded it (metrics written before stages recorded it). A seed's file keeps both
+    (prmlab.study.write_seed): reports/seeds.md splits the verdicts by machine."""
     seen = [c for c in [*(m.get(s, {}).get("machine") for s in STAGES), *(t.get("machine") for t in m["train_prm"].values()),
                         *(t.get("machine") for t in m.get("human_data", {}).values())] if c]
     gpus, cpus = sorted({c["gpu"] for c in seen if c.get("gpu")}), sorted({c["model"] for c in seen if c.get("model")})
@@ -630,7 +634,7 @@ def headline(m: dict, board: list[dict] | None = None) -> dict:
     if models := m["eval_processbench"].get("models"):
         h["processbench_f1"] = {headline_key(name): _r1(pb_heldout_f1(res, m["held"])) for name, res in models.items()}
         auc = {headline_key(name): res["step_auc"]["heldout_average"] for name, res in models.items() if "step_auc" in res}
-        if auc:  # a PRM's threshold-free step AUC (0-1; issue #19's target for the oracle PRM: >= 0.8)
+        if auc:  # a PRM's threshold-free step AUC (0-1; the oracle PRM has learned at >= LEARNED_AUC_BAR)
             h["processbench_step_auc"] = {k: None if v is None else round(v, 3) for k, v in auc.items()}
     if res := m["eval_bon"].get("results"):
         # One key whatever eval_bon.n is, so `dvc exp show` keeps its columns across a sweep of N.
@@ -737,7 +741,7 @@ def plot_tables(m: dict, h: dict, iv: dict | None = None) -> dict[str, list[dict
     diff` overlays across experiments: Best-of-N against N, ProcessBench F1, Best-of-N per method,
     label quality per source, min-score position. From the headline, eval_bon's `by_n` and `intervals` (`iv`).
     Every bar row has its 95% interval (`lo`, `hi`; None where `iv` lacks it) and its `kind` (trained, reference,
-    baseline), and the rows of a plot are sorted highest first (issue #56)."""
+    baseline), and the rows of a plot are sorted highest first."""
     bon = {k: v for k, v in h.get("best_of_n", {}).items() if k != "n"}
     n_problems = m["eval_bon"].get("problems", 0)
     pb_iv, mol_iv = (iv or {}).get("processbench", {}), (iv or {}).get("min_on_final_step", {})
@@ -861,7 +865,7 @@ def log_prm_results(runs: dict[str, str], results: dict[str, dict[str, float]], 
 
 
 def run_descriptions(h: dict, board: list[dict]) -> dict[str, str]:
-    """Each stage run's description (MLflow's `mlflow.note.content`, the run page's text; issue #56): the figures
+    """Each stage run's description (MLflow's `mlflow.note.content`, the run page's text): the figures
     that stage produced, as this report read them, {run name: Markdown}. A PRM's run gets its leaderboard row."""
     def ranked(d: dict, unit: str = "") -> str:
         return ", ".join(f"{k} {v}{unit}" for k, v in sorted(d.items(), key=lambda kv: -(kv[1] or 0)) if v is not None)
@@ -930,7 +934,7 @@ def report(cfg: dict, data: dict, run) -> Done:
         run.describe_experiment("\n".join(["# prmlab study", "", *glance_lines(g),
                                            *leaderboard_lines(board, m["eval_bon"].get("n")),
                                            "The report: reports/report.md."]))
-    outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, "targets_26": targets,
+    outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, TARGETS_KEY: targets,
                                             "machines": trained_on(m), "device": device(m), "glance": g}}
     if data["headline"]:  # and --summary's numbers, written where --summary is given
         outputs["headline"] = h = headline(m, board)

@@ -1,7 +1,7 @@
 """A params sweep over seeds, as a page: reports/sweeps/<key>.md and .json from each point's file
 (reports/sweeps/<key>/<value>-seed-<k>.json, which flows/sweep.py writes as it runs the experiments).
 
-Issue #54's MC dose-response is one such sweep: `label_mc.temperature` against MC's label accuracy (its
+MC's dose-response is one such sweep: `label_mc.temperature` against MC's label accuracy (its
 first-error accuracy against the verifier, from stage consensus's audit) and the Table 4 first half (F1 judge -
 mc_hard, from the findings). The study's own value is marked as one point of the curve: the curve, not that
 point, is the Table 4 first-half result (MC's temperature sets how noisy MC's labels are, and the judge - MC

@@ -1,8 +1,8 @@
-"""Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, flows/cli.py): one row
+"""Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, prmlab.adhoc): one row
 per PRM from its eval stages' outputs, and the two Markdown tables with the paper's number beside a known
 checkpoint; PRMBench's PRMScores with its harness's reference row beside a known checkpoint; and each benchmark's
 published rows (the paper's Table 7, the field's in prmlab.published, PRMBench's harness and leaderboard) ranked
-with the PRMs evaluated among them, so a new PRM lands in context (issue #55).
+with the PRMs evaluated among them, so a new PRM lands in context.
 
 Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl, prmbench.json). Outputs: a row (dict)
 per PRM, and the tables as Markdown.
