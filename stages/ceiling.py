@@ -1,4 +1,4 @@
-"""Stage ceiling@toy (toy profile only): the oracle PRM at the budget that meets issue #26's targets.
+"""Stage ceiling@toy (toy profile only): the oracle PRM at the budget that meets the exact-label targets.
 
 The label sources' PRMs share the study's budget; this one is the recipe's ceiling beside them: the
 train split's draw extended to `ceiling.problems`, `ceiling.n` policy responses each, labelled by the

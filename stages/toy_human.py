@@ -8,7 +8,7 @@ difficulty mix (PRM800K spans MATH's levels as the policy's problems do), minus 
 holds. The `oracle` source (the exact verifier on the policy's own responses) stays beside it as an
 upper bound.
 
-Controls beside it (issue #54): --exact-out, the same solutions with the verifier's labels (source
+Controls beside it: --exact-out, the same solutions with the verifier's labels (source
 `human_exact`), and --onpolicy-out, the same annotator on as many of the policy's own training responses
 (source `human_onpolicy`): what off-policy solutions and the annotator's noise each cost.
 

@@ -14,10 +14,6 @@ from import_graph import ROOT
 MENTION = re.compile(r"\b[Ii]ssues? ?#?\d+|(?<![&\w/#])#\d{1,3}\b")
 NUMBERED_NAME = re.compile(r"[A-Za-z]_\d{2,3}$")
 QUOTES_ALLOWED = 3  # src/: the report stage's page names an issue in three places (its text is an output)
-# Files whose owners rewrite them at present; their mentions go with those rewrites (listed, so none is forgotten).
-LEFT_TO_OWNERS = {"src/prmlab/tracking.py", "src/prmlab/stage.py", "src/prmlab/io.py", "src/prmlab/generation_config.py",
-                  "src/prmlab/toy/world.py", "src/prmlab/toy/recipes.py", "src/prmlab/toy/annotators.py",
-                  "stages/toy_human.py", "stages/ceiling.py"}
 
 
 def files(*folders: str):
@@ -27,7 +23,6 @@ def files(*folders: str):
 
 def mentions(folder: str) -> list[str]:
     return [f"{f.relative_to(ROOT)}:{i}: {m.group(0)}" for f in files(folder)
-            if f.relative_to(ROOT).as_posix() not in LEFT_TO_OWNERS
             for i, line in enumerate(f.read_text().splitlines(), 1) for m in MENTION.finditer(line)]
 
 

@@ -45,7 +45,7 @@ class BackendConfig:
         check(self.dtype in DTYPES, f"dtype must be one of {list(DTYPES)}, got {self.dtype!r}")
         check(self.max_retries >= 0, f"max_retries must be >= 0, got {self.max_retries}")
         check(self.timeout_s > 0, f"timeout_s must be > 0, got {self.timeout_s}")
-        # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them (issue #52)
+        # Params are recorded in dvc.lock (committed) and MLflow: no credential may sit in them
         secret = url_secrets(self.base_url)
         check(secret is None, f"base_url carries {secret}, which dvc.lock and MLflow would record: put the key in the "
                               "environment variable that api_key_env names (it is sent as a bearer token)")

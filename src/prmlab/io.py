@@ -53,8 +53,8 @@ def inside(folder: str | Path, path: str | Path) -> bool:
 
 def check_writable(path: str | Path) -> None:
     """The folder output `path` goes in (or its nearest existing parent: nothing is made here) takes a new file
-    and has MIN_FREE_BYTES free: a read-only or full folder stops a stage before its work, not after it (issue
-    #52: eval_bon scored every PRM, then lost it all to a read-only folder, in a traceback)."""
+    and has MIN_FREE_BYTES free: a read-only or full folder stops a stage before its work, not after it
+    (eval_bon had scored every PRM, then lost it all to a read-only folder, in a traceback)."""
     import shutil
 
     folder = Path(path).absolute().parent
@@ -190,7 +190,7 @@ def read_problems_and_responses(problems_path: str | Path, samples_path: str | P
 
 def output_lock(out: str | Path):
     """Hold the one-writer lock of an output that is not sharded (a checkpoint folder): a second run on the
-    same output stops with one line instead of both writing it (issue #52). The lock file lives in the
+    same output stops with one line instead of both writing it. The lock file lives in the
     temp dir, keyed by the output's absolute path, so the output's folder (a DVC out) holds nothing else;
     it is released when the process ends. Returns the open lock file (keep it referenced)."""
     import fcntl

@@ -97,7 +97,7 @@ def git_commit() -> str:
         return "unknown"
 
 
-# What makes a study besides its params: its code, graph and committed toy models (flows.seeds.STUDY_INPUTS less
+# What makes a study besides its params: its code, graph and committed toy models (prmlab.study.STUDY_INPUTS less
 # params.yaml, which `study_commits` compares by value).
 STUDY_CODE = ("src", "stages", "dvc.yaml", "models", "data/models")
 

@@ -75,8 +75,8 @@ def parse(description: str, paths: dict[str, Any], argv: list[str] | None = None
 def foreach_key(group: str) -> str | None:
     """The key of stage `group@<key>` that `dvc repro` runs now (DVC sets DVC_STAGE, e.g. `train_prm@judge`),
     or None. dvc.yaml's foreach commands carry no params string: DVC pastes `${item}` into a shell command
-    unquoted, so a source named ``judge`touch PWNED` `` ran its backticks before Python could refuse the name
-    (issue #52). Such a stage reads its key here instead, and its paths name it as `{source}`."""
+    unquoted, so a source named ``judge`touch PWNED` `` ran its backticks before Python could refuse the name.
+    Such a stage reads its key here instead, and its paths name it as `{source}`."""
     stage = os.environ.get("DVC_STAGE", "").split("dvc.yaml:", 1)[-1]  # `sub/dvc.yaml:name` outside the root
     got, sep, key = stage.partition("@")
     return key if sep and got == group else None
@@ -99,7 +99,7 @@ def fill_source(a: argparse.Namespace, group: str) -> None:
 def declared_params(dvc_yaml: Path = Path("dvc.yaml")) -> list[str] | None:
     """The params.yaml keys dvc.yaml declares for the stage `dvc repro` runs now (DVC_STAGE; a foreach stage's `do`),
     e.g. ["train_prm", "policy.model"]; None outside `dvc repro` or where dvc.yaml does not name it. The stage's MLflow
-    run logs only these of a section DVC narrows (issue #56: train_prm logged 16 unused `policy.*` serving settings)."""
+    run logs only these of a section DVC narrows (train_prm had logged 16 unused `policy.*` serving settings)."""
     import yaml
 
     stage = os.environ.get("DVC_STAGE", "").split("dvc.yaml:", 1)[-1].split("@")[0]
@@ -120,8 +120,7 @@ def declared_params(dvc_yaml: Path = Path("dvc.yaml")) -> list[str] | None:
 
 def check_dvc_params(params: str) -> None:
     """Under `dvc repro` (DVC sets DVC_STAGE) a stage must read the params DVC records in dvc.lock: the
-    repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree
-    (issue #52)."""
+    repo's params.yaml. A PRMLAB_PARAMS left set in the shell had made the run and its record disagree."""
     stage = os.environ.get("DVC_STAGE")
     # The repo's params.yaml (DVC_ROOT), or the one in the stage's folder: a queued experiment (flows.seeds) runs in
     # a temporary copy of the repo, and DVC sets DVC_ROOT to the original there.
@@ -161,7 +160,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
             check_dvc_params(a.params)
             if first:
                 # One run per output: a second run of the stage on its outputs stops here, before any model
-                # loads (issue #52: two train_prm on one folder both succeeded; only sharded outputs were locked).
+                # loads (two train_prm on one folder had both succeeded; only sharded outputs were locked).
                 locks += [output_lock(p) for p in dict.fromkeys(getattr(a, k, None) for k in ("out", "metrics")) if p]
                 for k in ("out", "metrics", "scores"):  # a read-only or full folder: before the work, not after
                     if getattr(a, k, None):
@@ -199,7 +198,7 @@ def run_stage(name: str, description: str, *, paths: dict[str, Any], core: Calla
                 for path in [*small, *done.artifacts]:
                     run.artifact(path)
                 if metrics:  # one name in every run (metrics/train_prm/<source>.json and the like), so MLflow's
-                    run.artifact(metrics, name="metrics.json")  # compare view finds it in any two runs (issue #56)
+                    run.artifact(metrics, name="metrics.json")  # compare view finds it in any two runs
         except (ParamsError, DataError) as e:
             fail(name, e)
         except Fault as e:  # a server or a cluster failed, not the input: one line, exit 1 (a flow may retry it)

@@ -44,7 +44,7 @@ STORE_TIMEOUT_S = 5.0  # PRMLAB_STORE_TIMEOUT_S overrides it (a store over a slo
 def check_store(uri: str | None = None, timeout_s: float | None = None) -> None:
     """The tracking store answers, within `timeout_s`, before a stage does any work: a server that accepts
     and never answers had held a stage 20+ minutes, a locked, corrupt or refusing store 248 s of retries and a
-    traceback (issue #52). A ParamsError naming MLFLOW_TRACKING_URI otherwise. Later requests are bounded too
+    traceback. A ParamsError naming MLFLOW_TRACKING_URI otherwise. Later requests are bounded too
     (MLflow's HTTP timeout and retries, unless set)."""
     import sqlite3
 

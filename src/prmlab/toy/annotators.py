@@ -19,7 +19,7 @@ policy's own responses, stays as an upper bound):
 
     examples, counts = pick_and_annotate(problems, responses, seed=0, flawed_share=0.6, noise=0.1)
 
-Its controls (issue #54), written by the same stage: `human_exact`, the same picked solutions with the
+Its controls, written by the same stage: `human_exact`, the same picked solutions with the
 verifier's labels (what the annotator's noise costs), and `human_onpolicy`, the same annotator picking as
 many of the policy's own responses to its training problems (what off-policy solutions cost).
 

@@ -78,7 +78,7 @@ class ToyJudgeConfig:
     near_miss_share: float = 0.5
     # {flaw kind: share}: that share of the flawed training solutions of that kind get a reply blind to it
     # (e.g. {operand: 0.9}: the judge rarely checks quantities against the question), an LLM judge's
-    # systematic blind spot, so MC and the judge err in different places (issue #26). {}: none.
+    # systematic blind spot, so MC and the judge err in different places. {}: none.
     blind_spots: dict[str, float] = field(default_factory=dict)
     batch_size: int = 8
     lr: float = 0.002
@@ -192,7 +192,7 @@ def measure_judge(judge_dir: str | Path, problems: list[Problem], steps: list[li
     ok = [h for h, t in zip(hit, truth) if t == -1]
     n = len(problems)
     by_kind = {f"judge_accuracy_on_{k}_errors": sum(h for h, kk in zip(hit, kinds) if kk == k) / max(kinds.count(k), 1)
-               for k in sorted({k for k in kinds if k})}  # where its errors concentrate (blind spots, issue #26)
+               for k in sorted({k for k in kinds if k})}  # where its errors concentrate (blind spots)
     return {"judge_first_error_accuracy": sum(hit) / n, "judge_baseline_always_none": len(ok) / n,
             "judge_accuracy_on_erroneous": sum(err) / max(len(err), 1), "judge_accuracy_on_correct": sum(ok) / max(len(ok), 1),
             "judge_unparsed_share": sum(p is None for p in preds) / n, "judge_eval_responses": n, **by_kind}, [o[0].text for o in outs]

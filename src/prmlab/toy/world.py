@@ -207,7 +207,7 @@ def check_steps(problem: Problem, text: str | list[str], blind: frozenset[str] =
             needed = any(nop == op and nv == c and ((na, nb) == (a, b) or (op in "+*" and (nb, na) == (a, b)))
                          for nop, (na, nb), nv in todo)
             if "operand" in blind and (a not in available or b not in available or not needed):
-                # A grader blind to misread quantities (the toy judge's blind spot, issue #26): it checks the
+                # A grader blind to misread quantities (the toy judge's blind spot): it checks the
                 # arithmetic only and takes the result as derived; the error surfaces, if at all, at the answer.
                 available.add(c)
                 derived.add(c)
@@ -386,7 +386,7 @@ class ToyWorldConfig:
     n_processbench: int = 240
     min_steps: int = 2
     max_steps: int = 5
-    # The difficulty mix (issue #26): a share of hard problems, longer than the models trained on (larger numbers
+    # The difficulty mix: a share of hard problems, longer than the models trained on (larger numbers
     # too only where hard_max_value exceeds MAX_VALUE), in every split; the completer often fails from a correct
     # prefix there.
     hard_share: float = 0.0
