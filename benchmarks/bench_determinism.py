@@ -1,4 +1,4 @@
-"""Benchmark: is PRM training deterministic, and what moves its weights? (issue #26, item 5)
+"""Benchmark: is PRM training deterministic, and what moves its weights? (a seed's verdicts rest on it)
 
     python -m benchmarks.bench_determinism --steps 40 --out reports/benchmarks/determinism.json
 
@@ -8,11 +8,11 @@ solutions written and labelled by the world, no sampling) several times, each in
 compares the saved weights bit for bit:
 - twice at 1 torch thread, twice at 2 (run-to-run nondeterminism on one machine, per thread count);
 - 1 thread against 2 (what differs between machines with different core counts where CPU kernels
-  split their reductions by thread: float sums added in another order; with the packed trainer of
-  issue #51 the two came out identical, where the Trainer's padded batches had differed by 4.5e-6);
+  split their reductions by thread: float sums added in another order; with the packed trainer
+  the two came out identical, where the Trainer's padded batches had differed by 4.5e-6);
 - 2 threads on the machine's own kernels against 2 with the kernels pinned to AVX2 (`PINNED`: torch,
   oneDNN and MKL each pick kernels by instruction set; what differs between an AVX-512 machine and an
-  AVX2 one, measured on one machine; issue #52);
+  AVX2 one, measured on one machine);
 and samples the toy policy (16 problems x 4 responses, temperature 0.7) on both kernel sets: are the
 generated texts, which become the labels, identical?
 Prints and writes, per pair, whether the weights are identical, the largest absolute difference and

@@ -1,4 +1,4 @@
-"""Benchmark: label_mc's shards on 1 and 2 engine replicas, side by side in one run (issue #50).
+"""Benchmark: label_mc's shards on 1 and 2 engine replicas, side by side in one run.
 
     python -m benchmarks.bench_engine_scaling --responses 384
 

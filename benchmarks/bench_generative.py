@@ -1,4 +1,4 @@
-"""Benchmark: a generative verifier's cost per item (issue #55, item 3) at k = 1 and k = 8 votes per step.
+"""Benchmark: a generative verifier's cost per item at k = 1 and k = 8 votes per step.
 
     python -m benchmarks.bench_generative --items 24 --votes 1 8 [--out reports/benchmarks/generative_cpu.json]
 

@@ -10,7 +10,7 @@
         # items_seed2.jsonl: .dvc/cache/files/md5/<md5[:2]>/<md5[2:]>, the md5 of data/processbench/items.jsonl in
         # `git show <seed-2 experiment>:dvc.lock`
 
-Issue #19's PRM targets, measured on the oracle PRM (the one trained on the verifier's exact labels,
+The PRM targets (`prm_learned`), measured on the oracle PRM (the one trained on the verifier's exact labels,
 so nothing but the training budget stands between it and them). For each budget PROBLEMSxN:STEPS:
 - sample N responses to each of PROBLEMS toy training problems from the policy (the study's
   `sample` params; the first 160 problems are the study's own `toy.n_train` draw), cached per shape

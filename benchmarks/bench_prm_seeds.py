@@ -3,7 +3,7 @@
     python -m benchmarks.bench_prm_seeds --data DIR/data --steps 3000 --seeds 0 1 2 \
         --sources oracle judge consensus mc_hard
 
-Issue #19 asks for its PRM targets over 3 seeds. A study run trains each PRM once; this takes a study
+The PRM targets (`prm_learned`) are to hold over 3 seeds. A study run trains each PRM once; this takes a study
 workspace's labelled training sets (DIR/data/prm_train/<source>.jsonl, e.g. the workspace `make
 study-long` leaves) and, for each source and seed, trains a PRM from the policy for --steps optimizer
 steps (the study's `train_prm` params otherwise, `seed` replaced), then measures it as

@@ -1,4 +1,4 @@
-"""Benchmark: PRMBench scoring throughput, prmlab against the official harness's procedure (issue #55), side by side.
+"""Benchmark: PRMBench scoring throughput, prmlab against the official harness's procedure, side by side.
 
     python -m benchmarks.bench_prmbench --per-class 8 --out reports/benchmarks/prmbench_cpu.json
     python -m benchmarks.bench_prmbench --dims mid --per-class 40 --out reports/benchmarks/prmbench_gpu.json  # a GPU

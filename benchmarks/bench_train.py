@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_train                     # CPU: the toy study's oracle examples and PRM
     python -m benchmarks.bench_train --shape 1.5b --examples processbench --steps 40 --batch-size 8 \
-        --peak-tflops 989                                 # a GPU: the 1.5B shape of issue #51
+        --peak-tflops 989                                 # a GPU: Qwen2.5-1.5B's shape
 
 Every variant trains the same examples, from the same initial weights and seed, for the same number of
 optimizer steps, at the same global batch (--batch-size examples a step) and prints optimizer steps/s,
@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-TODAY = "521c1cc"  # the last commit with the transformers-Trainer loop (issue #51 measured it)
+TODAY = "521c1cc"  # the last commit with the transformers-Trainer loop (the baseline to beat)
 
 
 def old_trainer(today_file: str | None = None):
@@ -45,7 +45,7 @@ def old_trainer(today_file: str | None = None):
     `git show`, on a machine without the repo's history) as its own module."""
     src = Path(today_file).read_text() if today_file else subprocess.run(
         ["git", "show", f"{TODAY}:src/prmlab/training.py"], capture_output=True, text=True, check=True).stdout
-    # its config checks its sources against lists that moved to prmlab.sources (issue #53); the training is untouched
+    # its config checks its sources against lists that moved to prmlab.sources since; the training is untouched
     src = src.replace("from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN", "from prmlab.sources import HUMAN_SOURCES, TOY_HUMAN")
     src = src.replace("from prmlab.labeling import SOURCES", "from prmlab.sources import SOURCES")
     path = Path(tempfile.mkdtemp()) / "training_521c1cc.py"
@@ -81,7 +81,7 @@ def processbench_examples(root: Path, n: int):
     return out[:n]
 
 
-# Qwen2.5-1.5B's shape (issue #51), and the same recipe shrunk to run in seconds on a CPU (`smoke`: a check
+# Qwen2.5-1.5B's shape, and the same recipe shrunk to run in seconds on a CPU (`smoke`: a check
 # that the big-model path runs before a GPU's minutes are spent on it; its figures mean nothing)
 SHAPES = {"1.5b": dict(hidden_size=1536, num_hidden_layers=28, num_attention_heads=12, num_key_value_heads=2,
                        intermediate_size=8960),
@@ -260,7 +260,7 @@ def main() -> None:
         fast = "varlen" if varlen_available() else "sdpa"
         if fast == "varlen":
             variants["packed varlen"] = ("new", dataclasses.replace(base, attn_implementation="varlen"))
-            # issue #51's first untried lever: micro-batches twice as large (the 33% plain step used 8 x 1,024 full rows)
+            # the first lever not yet tried: micro-batches twice as large (the 33% plain step used 8 x 1,024 full rows)
             variants["packed varlen, 2x batch"] = ("new", dataclasses.replace(base, attn_implementation="varlen",
                                                                                batch_size=2 * a.batch_size))
             check = varlen_check(policy, examples)

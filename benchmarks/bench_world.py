@@ -1,4 +1,4 @@
-"""Benchmark: the toy world's difficulty mix against the verifier (issue #26's MC false negatives).
+"""Benchmark: the toy world's difficulty mix against the verifier (do hard problems give MC labels false negatives?).
 
     python -m benchmarks.bench_world --problems 120 --out reports/benchmarks/world_mix.json
 

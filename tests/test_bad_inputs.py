@@ -1,4 +1,4 @@
-"""Bad-input catalogue (issue 17): every bad input ends in one named error (file, line and field, or
+"""Bad-input catalogue: every bad input ends in one named error (file, line and field, or
 the params key) before any model loads, or in a counted skip that the stage's metrics and summary
 show; never a silent wrong result. docs/bad-inputs.md keeps the table of these cases.
 
@@ -119,7 +119,7 @@ LABEL_FIT_CASES = [
     ("mc-label-of-unknown-response", "mc", _bad(MC, response_id="r9"), "field 'response_id': 'r9' is not a response in {samples}"),
     ("mc-more-labels-than-steps", "mc", _bad(MC, soft=[1.0] * 5, hard=[1] * 5, first_error=-1),
      "field 'hard': 5 labels for a response of 3 steps"),
-    # issue #30: new step text under an old response id got the old labels, silently
+    # new step text under an old response id once got the old labels, silently
     ("judge-label-of-other-text", "judge",
      _bad(JUDGE, content_md5=Response.from_dict({**RESP, "steps": ["a", "b", "c"]}).content_md5()),
      "field 'content_md5': the label was made for other text than response 'r0' in {samples} "
@@ -193,7 +193,7 @@ PARAM_CASES = [
      "build_processbench.top_p must be in (0, 1], got 0.0"),
     ("mc-temperature-string", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a finite number, got string 'hot'"),
-    # issue #30: checks that named a bare field, and values that silently changed a metric's meaning
+    # checks that once named a bare field, and values that silently changed a metric's meaning
     ("policy-batch-size-zero", "prmlab.generation:BackendConfig", "policy", {"batch_size": 0},
      "policy.batch_size must be > 0"),
     ("judge-max-model-len-zero", "prmlab.generation:BackendConfig", "judge", {"max_model_len": 0},
@@ -204,7 +204,7 @@ PARAM_CASES = [
      "eval_bon.batch_size must be >= 1, got 0"),
     ("bon-aggregations-without-product", "prmlab.bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
      "eval_bon.aggregations must include product, got ['min']"),
-    # issue #52: late or misleading failures (an error after the MLflow run opened, an AssertionError, a network blame)
+    # failures that came late or misled (an error after the MLflow run opened, an AssertionError, a network blame)
     ("policy-dtype-bogus", "prmlab.generation:BackendConfig", "policy", {"dtype": "bogus"},
      "policy.dtype must be one of ['auto', 'float32', 'float16', 'bfloat16'], got 'bogus'"),
     ("judge-max-retries-minus-1", "prmlab.generation:BackendConfig", "judge", {"max_retries": -1},
@@ -329,7 +329,7 @@ def test_mlflow_params_never_hold_url_credentials(monkeypatch):
     from prmlab.tracking import _loggable
 
     assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
-    # issue #30: a key in the query string was logged and printed, and requests went to `/v1?key=k/completions`
+    # a key in the query string was once logged and printed, and requests went to `/v1?key=k/completions`
     assert _loggable("https://host/v1?key=SECRET&x=1") == "https://host/v1?key=***&x=***"
     assert _loggable("https://u:pw@host/v1?key=SECRET") == "https://***@host/v1?key=***"
     assert _loggable("https://host/v1#access_token=SECRET") == "https://host/v1#***"
@@ -361,7 +361,7 @@ SECRET = "PLANTED-5ecret-0f-round-4"  # what no file a run writes may hold
     ("engine", "ray", {"address": f"ray://host:10001?token={SECRET}"}, r"a query string \(token=\)"),
 ])
 def test_credentials_never_reach_params(tmp_path, section, key, url, what):
-    """Issue #52: a user:password or `?key=` in judge.base_url was written in clear into dvc.lock (DVC records
+    """Before: a user:password or `?key=` in judge.base_url was written in clear into dvc.lock (DVC records
     params), and a key pasted into judge.api_key_env was logged to MLflow while requests went keyless. Round 4:
     `?subscription-key=&access_key=` passed the list of credential names. Any URL anywhere in the params file
     with a user name, password, query string or fragment is refused where the file is read, by every section's
@@ -501,7 +501,7 @@ def test_eval_bon_counts_truncated_responses(toy, tmp_path):
     long_ = [f"{i} + 1 = {i + 1}" for i in range(60)]
     rows = [Response(problem_id=p.id, response_id=f"{p.id}-{k}", steps=s, answer="2", correct=False)
             for p in problems[:2] for k, s in enumerate([short, long_])]
-    # issue #52: a problem with fewer than eval_bon.n responses is counted, not reported as a whole @n
+    # a problem with fewer than eval_bon.n responses is counted, not reported as a whole @n (a short @n is no @n)
     rows.append(Response(problem_id=problems[2].id, response_id="only", steps=short, answer="2", correct=False))
     _write_lines(tmp_path / "samples.jsonl", [json.dumps(r.to_dict()) for r in rows])
     params = _params(tmp_path, eval_bon={"max_length": 160, "n": 2})
@@ -686,7 +686,7 @@ def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd)
 
 
 def test_shard_fingerprint_covers_the_prompt_texts(tmp_path, monkeypatch):
-    """Issue #30: editing `prompts/policy_system.txt` between shards let label_mc resume its old shards
+    """Before: editing `prompts/policy_system.txt` between shards let label_mc resume its old shards
     (the fingerprint hashed prompts.py, not the .txt), mixing two prompts in one output."""
     from prmlab import labeling, preflight
 
@@ -701,7 +701,7 @@ def test_shard_fingerprint_covers_the_prompt_texts(tmp_path, monkeypatch):
 
 
 def test_model_kind_is_checked_before_any_work(toy, tmp_path):
-    """Issue #30: a plain causal LM named as a PRM got a freshly initialised head and an F1; a PRM
+    """Before: a plain causal LM named as a PRM got a freshly initialised head and an F1; a PRM
     checkpoint as the policy labelled every response wrong after 13 minutes; a 3-label head crashed
     after the other PRMs were scored. Each is a named error from config and safetensors headers."""
     import torch
@@ -730,7 +730,7 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
 
 
 def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
-    """Issue #30: two runs of one stage on the same output: the second did all the work, then crashed
+    """Before: two runs of one stage on the same output: the second did all the work, then crashed
     on a shard the first had removed, leaving a stale shards folder. Now it stops before any work."""
     from prmlab.io import ShardWriter
 
@@ -746,7 +746,7 @@ def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
 
 
 def test_a_second_stage_run_on_one_output_stops_before_its_model_loads(toy, tmp_path):
-    """Issue #30: the lock of an output is taken before the stage loads its model or opens its MLflow
+    """The lock of an output is taken before the stage loads its model or opens its MLflow
     run, so a second label_mc on a busy output costs nothing and leaves nothing behind."""
     import mlflow
 
@@ -773,7 +773,7 @@ def test_a_second_stage_run_on_one_output_stops_before_its_model_loads(toy, tmp_
 
 
 def test_template_files_are_dependencies_and_match_their_style(tmp_path):
-    """Issue #30: an edited judge or critic template reran nothing (the key was empty, so no DVC
+    """Before: an edited judge or critic template reran nothing (the key was empty, so no DVC
     dependency). Params now name the file; dvc.yaml depends on it; a style with the other style's
     built-in template is refused."""
     import yaml
@@ -799,7 +799,7 @@ def test_template_files_are_dependencies_and_match_their_style(tmp_path):
 
 
 def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
-    """Issue #30: a tokenizer whose vocabulary has a gap hands an added `<extra_0>` the id of a token it
+    """A tokenizer whose vocabulary has a gap hands an added `<extra_0>` the id of a token it
     already has (here a word-level vocabulary {a: 0, b: 1, <pad>: 2, c: 4}: the new token gets 4); every
     "c" would then be scored as a step. prepare_tokenizer refuses it by name."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -817,7 +817,7 @@ def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
 
 @pytest.mark.parametrize("processes", [1, 2])
 def test_train_prm_refuses_a_diverged_run(toy, tmp_path, processes):
-    """`train_prm.lr: 1000` (issue #52): the loss goes non-finite; training stops with one line naming the
+    """`train_prm.lr: 1000`: the loss goes non-finite; training stops with one line naming the
     step and the key, and no checkpoint is written (before: NaN weights saved as trained). In 2 spawned
     processes the line comes back the same."""
     from prmlab.training import TrainPRMConfig, train
@@ -843,8 +843,8 @@ def test_train_prm_ranges():
 
 def test_dvc_repro_never_pastes_a_params_string_into_a_shell(tmp_path):
     """dvc.yaml's foreach commands pasted `${item}` (a source name, a human_labels path) into the shell command
-    DVC runs, so a source named ``judge`touch PWNED` `` ran its backticks before Python refused the name
-    (issue #52). Now no command holds a params string: the stage takes its source from DVC_STAGE and fills
+    DVC runs, so a source named ``judge`touch PWNED` `` ran its backticks before Python refused the name.
+    Now no command holds a params string: the stage takes its source from DVC_STAGE and fills
     `{source}` in its paths. Under a real `dvc repro` the odd name ends as one line, and nothing ran."""
     from dvc.repo import Repo
 
@@ -875,7 +875,7 @@ def test_dvc_repro_never_pastes_a_params_string_into_a_shell(tmp_path):
 
 def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
     """scripts/seeds_plain.py (then flows/) ran dvc.yaml's commands with shell=True, so a params string in one (a source
-    name) ran its backticks or $(...) (issue #52). Now the command is split into arguments: the stage sees
+    name) ran its backticks or $(...). Now the command is split into arguments: the stage sees
     the odd name as text and refuses it, and nothing runs."""
     from scripts.seeds_plain import run_stage
 
@@ -958,7 +958,7 @@ def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monk
 
 
 def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
-    """Issue #52: `reference_prms: {judge: ...}` turned the prm/judge row into the other model's figures and the
+    """Before: `reference_prms: {judge: ...}` turned the prm/judge row into the other model's figures and the
     trained judge PRM was never scored; the same for `--prm judge=...`."""
     from prmlab.layouts import prms_to_evaluate
 
@@ -973,7 +973,7 @@ def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
 
 
 def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
-    """Issue #52: a folder with tokenizer_config.json but no tokenizer.json passed the model check, and
+    """Before: a folder with tokenizer_config.json but no tokenizer.json passed the model check, and
     transformers built a 4-token tokenizer that encodes every text to [] (train_prm trained on nothing and
     said trained: true). Now the check loads the tokenizer and encodes a probe; a folder without a chat
     template, or whose tokenizer gives ids beyond the config's vocabulary, is refused too."""
@@ -999,7 +999,7 @@ def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
 
 
 def test_model_weights_must_be_whole_and_match_their_config(toy, tmp_path):
-    """Issue #52: a config whose hidden size differs from its weights, a truncated config.json or safetensors
+    """Before: a config whose hidden size differs from its weights, a truncated config.json or safetensors
     file and a token id beyond the vocabulary (a PRM's step token) ended in raw tracebacks; a config with more
     layers than the weights would load with fresh layers. Each is one line naming the folder, before any model
     loads (safetensors headers only)."""
@@ -1059,7 +1059,7 @@ def small_disk(tmp_path):
 
 
 def test_a_read_only_or_full_output_folder_stops_a_stage_before_its_work(small_disk, monkeypatch, capsys):
-    """Issue #52: eval_bon scored every PRM, then lost the work to a read-only output folder in a traceback.
+    """Before: eval_bon scored every PRM, then lost the work to a read-only output folder in a traceback.
     A stage now tries its output folders first (a file made, 64 MiB free): dvc.yaml's eval_bon command with
     its scores in a read-only or a full folder stops with one line before anything loads; a write that
     fails later (the disk filled meanwhile) is one line naming the output too."""
@@ -1093,7 +1093,7 @@ def test_a_read_only_or_full_output_folder_stops_a_stage_before_its_work(small_d
 
 
 def test_sampled_texts_do_not_move_with_the_cpu_kernels(toy):
-    """Issue #52: a fresh clone on another x86 machine made byte-identical labels but other trained weights. What
+    """A fresh clone on another x86 machine made byte-identical labels but other trained weights. What
     the report, README and seeds.md say rests on this: the policy samples the same texts whether torch, oneDNN and
     MKL run AVX-512 or AVX2 kernels (on an AVX2-only machine both runs are AVX2). Trained weights do move
     (benchmarks/bench_determinism.py measures by how much), so every run records its CPU."""
@@ -1120,7 +1120,7 @@ print(torch.backends.cpu.get_cpu_capability(), hashlib.md5(json.dumps([[c.text f
 
 
 def test_nan_scores_never_become_figures(toy, tmp_path):
-    """Issue #52: a diverged PRM's NaN scores hung eval_processbench (step_auc's tie loop never advanced on
+    """Before: a diverged PRM's NaN scores hung eval_processbench (step_auc's tie loop never advanced on
     NaN) and gave eval_bon a prm@4 from all-NaN scores. The eval stages refuse them, naming the PRM; the
     metric refuses them too."""
     from prmlab.metrics import refuse_nan, step_auc
@@ -1133,7 +1133,7 @@ def test_nan_scores_never_become_figures(toy, tmp_path):
 
 
 def test_shard_fingerprint_covers_every_module_a_stage_imports():
-    """Issue #52: label_mc resumed shards graded by an old steps.py (`extract_answer`): the fingerprint hashed
+    """Before: label_mc resumed shards graded by an old steps.py (`extract_answer`): the fingerprint hashed
     labeling, generation and grading but not what they import. Now it follows every prmlab import."""
     from prmlab import generation, grading, labeling, prompts, sampling
     from prmlab.preflight import code_files
@@ -1144,7 +1144,7 @@ def test_shard_fingerprint_covers_every_module_a_stage_imports():
 
 
 def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsys):
-    """Issue #52: the transformers backend merged the model folder's generation_config.json into sampling (a
+    """Before: the transformers backend merged the model folder's generation_config.json into sampling (a
     repetition_penalty there took accuracy from 0.52 to 0.00) and no params key showed it. Sampling now comes
     from params alone; what the file set is said on stderr."""
     from prmlab.generation import make_generator
@@ -1173,7 +1173,7 @@ def _dvc_yaml_commands() -> dict[str, list[str]]:
 
 @pytest.mark.parametrize("stage", sorted(_dvc_yaml_commands()))
 def test_a_second_run_of_any_stage_on_its_outputs_stops_first(stage, tmp_path, monkeypatch, capsys):
-    """Issue #52: two train_prm runs on one output folder both succeeded (only the sharded stages took a
+    """Before: two train_prm runs on one output folder both succeeded (only the sharded stages took a
     lock). Every stage now holds its outputs' lock (--out, --metrics) from its first step: a second run
     of dvc.yaml's own command, while one holds them, stops with one line before anything loads."""
     import importlib
@@ -1201,7 +1201,7 @@ def test_a_second_run_of_any_stage_on_its_outputs_stops_first(stage, tmp_path, m
 
 
 def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
-    """Issue #52: PRMLAB_PARAMS set in the shell overrode what dvc.lock records under `dvc repro`. Under DVC
+    """Before: PRMLAB_PARAMS set in the shell overrode what dvc.lock records under `dvc repro`. Under DVC
     (DVC_STAGE set) a stage reads the repo's params.yaml or stops with one line."""
     from prmlab.stage import check_dvc_params
 
@@ -1218,7 +1218,7 @@ def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
 
 
 def test_params_path_that_is_a_folder_or_not_utf8(tmp_path):
-    """Issue #52: `--params` naming a folder, and a params file with a non-UTF-8 byte, ended in tracebacks
+    """Before: `--params` naming a folder, and a params file with a non-UTF-8 byte, ended in tracebacks
     that named no file."""
     from prmlab.params import read_params
 
@@ -1233,7 +1233,7 @@ def test_params_path_that_is_a_folder_or_not_utf8(tmp_path):
 @pytest.mark.parametrize("text, says", [('{"headline": {"f1": 0.5', "is not valid JSON"), ("", "is not valid JSON"),
                                         ("{}", "holds no metrics"), ("[1, 2]", "holds no metrics")])
 def test_prmlab_metrics_on_a_broken_file(tmp_path, text, says):
-    """Issue #52: `prmlab metrics` on a truncated or empty JSON file ended in a traceback."""
+    """Before: `prmlab metrics` on a truncated or empty JSON file ended in a traceback."""
     f = tmp_path / "metrics.json"
     f.write_text(text)
     out = subprocess.run([sys.executable, "-m", "flows.cli", "metrics", "--file", str(f)], cwd=ROOT, capture_output=True, text=True)
@@ -1242,7 +1242,7 @@ def test_prmlab_metrics_on_a_broken_file(tmp_path, text, says):
 
 
 def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
-    """Issue #52: an mc_soft training set without soft values trained nothing and was blamed on max_length.
+    """Before: an mc_soft training set without soft values trained nothing and was blamed on max_length.
     With none, train_prm@mc_soft stops naming the field before the model loads; with some missing, they are a
     counted skip (stderr, and the metrics' examples_without_soft)."""
     from types import SimpleNamespace
@@ -1265,7 +1265,7 @@ def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
 
 
 def test_a_prm_name_is_a_plain_name(tmp_path):
-    """Issue #52: `prmlab eval MODEL --name a=b` ended in a raw traceback. A PRM's name (it names a results folder
+    """Before: `prmlab eval MODEL --name a=b` ended in a raw traceback. A PRM's name (it names a results folder
     and MLflow keys) is letters, digits, '_', '.', '-': the CLI, --prm flags and reference_prms say so in one line."""
     from prmlab.layouts import prms_to_evaluate
 
@@ -1281,7 +1281,7 @@ def test_a_prm_name_is_a_plain_name(tmp_path):
 
 
 def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
-    """Issue #52: ProcessBench items without a `subset` (or in a subset not configured) were dropped without a
+    """Before: ProcessBench items without a `subset` (or in a subset not configured) were dropped without a
     count (20 of 40). They are counted per subset, said on stderr and kept in the metrics."""
     from prmlab.io import write_jsonl
     from prmlab.processbench import EvalPBConfig, load_items
@@ -1297,7 +1297,7 @@ def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
 
 
 def test_a_blank_step_in_a_response_is_named(tmp_path):
-    """Issue #52: a whitespace-only middle step was rolled out by label_mc and labelled like a step."""
+    """Before: a whitespace-only middle step was rolled out by label_mc and labelled like a step."""
     r = Response(problem_id="p", response_id="r", steps=["1 + 1 = 2", "  \n ", "so 2"], answer="2", correct=True)
     _write_lines(tmp_path / "s.jsonl", [json.dumps(Response(problem_id="p", response_id="ok", steps=["a"], answer="2",
                                                              correct=True).to_dict()), json.dumps(r.to_dict())])
@@ -1307,7 +1307,7 @@ def test_a_blank_step_in_a_response_is_named(tmp_path):
 
 @pytest.mark.parametrize("stage", sorted(_dvc_yaml_commands()))
 def test_every_stage_stops_first_at_a_broken_tracking_store(stage, tmp_path, monkeypatch, capsys):
-    """Issue #52: every stage, run by dvc.yaml's own command, against a tracking server that is unreachable
+    """Every stage, run by dvc.yaml's own command, against a tracking server that is unreachable
     (a refused port), one that accepts and never answers, and a locked SQLite store: each stops in one line
     naming MLFLOW_TRACKING_URI within the check's timeout (PRMLAB_STORE_TIMEOUT_S, 0.5 s here), before its
     inputs are read (there are none here) or any model loads."""
@@ -1350,7 +1350,7 @@ def test_every_stage_stops_first_at_a_broken_tracking_store(stage, tmp_path, mon
 
 
 def test_a_tracking_store_that_never_answers_or_is_broken(tmp_path):
-    """Issue #52: an MLflow server that accepts and never answers held a stage 20+ minutes before any work; a
+    """Before: an MLflow server that accepts and never answers held a stage 20+ minutes before any work; a
     locked, corrupt or refusing store cost 248 s of retries, then a traceback. The store is checked first,
     within 5 s, and named in one line."""
     import sqlite3

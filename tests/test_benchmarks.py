@@ -76,7 +76,7 @@ def test_issue_26_targets_need_the_auc_and_an_interval_above_maj():
 
 
 def test_f1_order_leaves_out_the_critic_and_the_ceiling_prm():
-    # Issue #19's order compares PRMs at the study's budget: a ceiling PRM above the oracle must not fail it,
+    # The expected F1 order (the oracle first, the MC PRMs last) compares PRMs at the study's budget: a ceiling PRM above the oracle must not fail it,
     # and an MC PRM above the judge must.
     from prmlab.report.benchmarks import _f1_order_ok
 
@@ -130,7 +130,7 @@ def test_bench_train_runs_its_gpu_recipe_at_toy_size(tmp_path):
 
 
 def test_bench_prmbench_scores_equal_the_harness_procedure_and_reach_the_report(tmp_path):
-    """benchmarks/bench_prmbench.py (issue #55's PRMBench throughput) run small: prmlab's scores equal its rewrite of
+    """benchmarks/bench_prmbench.py (PRMBench scoring throughput) run small: prmlab's scores equal its rewrite of
     the official harness's QwenPRM loop on real PRMBench items (a figure beside a wrong reference would be
     meaningless), and reports/benchmarks.md's section renders from its JSON."""
     import json

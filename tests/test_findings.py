@@ -420,7 +420,7 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
     hard_soft = {"fid": "hard_soft", "name": "f1_hard_minus_soft"}
     assert "is not within +-3; about" in why_inconclusive(runs=3, f=rec(-4.0, 5.0, 3, **hard_soft))
     assert why_inconclusive(runs=3, f=rec(-1.0, 9.0, 3, **hard_soft)).endswith("no number of seeds shows equality at this mean")
-    # Fig. 2's kept share is calibration now (issue #54): it decides nothing; a consensus record without the judge
+    # Fig. 2's kept share is calibration now: it decides nothing; a consensus record without the judge
     # equivalence (an exploratory seed's) was not measured as declared, and one of an undeclared statistic decides nothing
     assert why_inconclusive(runs=3, f=rec(54.0, 57.0, None, fid="consensus", name="kept_share")).startswith(
         "not measured as the findings now declare it: f1_consensus_minus_mc, f1_consensus_minus_judge missing")
@@ -451,7 +451,7 @@ def test_seeds_md_shows_each_prms_figures_across_seeds():
 
 
 def test_every_finding_has_a_short_claim():
-    """Each claim in a few words (issue #56): the summary tables and the Prefect artifact keep the verdict on screen."""
+    """Each claim in a few words, so the summary tables and the Prefect artifact keep the verdict on screen."""
     from prmlab.findings import FINDINGS, short
 
     assert all(0 < len(f.short) <= 40 and len(f.short) < len(f.claim) for f in FINDINGS)

@@ -35,7 +35,7 @@ def test_transformers_stop_strings_and_raw_continuation(toy):
 
 
 def test_transformers_each_request_gets_its_own_token_budget(toy, tmp_path):
-    """Issue #30: the budget was sized from the padded batch, so one long prompt cut every other
+    """Before: the budget was sized from the padded batch, so one long prompt cut every other
     request in its batch short, silently (MC labels came out wrong). The letters policy never ends by
     itself, so each completion shows its budget exactly: min(max_tokens, max_model_len - own length)."""
     from conftest import letters_policy

@@ -199,7 +199,7 @@ def test_human_data_stage_converts_dedups_and_counts(tmp_path):
                          cwd=ROOT, env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert bad.stderr.startswith(f"[human_data@math_shepherd] error: {path}:1: not a math_shepherd row: a prm800k row")
-    # As `dvc repro` runs it (issue #52): the source from DVC_STAGE, the file from params, `{source}` in paths.
+    # As `dvc repro` runs it: the source from DVC_STAGE, the file from params, `{source}` in paths.
     (tmp_path / "params.yaml").write_text(json.dumps({"human_labels": {"prm800k": str(path)}}))
     templ = str(tmp_path / "dvc" / "{source}.jsonl")
     p = subprocess.run([sys.executable, "-m", "stages.human_data", "--eval-texts", str(texts), "--out", templ, "--metrics",
@@ -210,7 +210,7 @@ def test_human_data_stage_converts_dedups_and_counts(tmp_path):
 
 
 def test_a_row_repeated_across_files_is_one_example(tmp_path):
-    """Issue #52: the same PRM800K row in two shard files trained and counted twice. It is one example and a
+    """Before: the same PRM800K row in two shard files trained and counted twice. It is one example and a
     count; the same solution with other ratings (another rater) stays."""
     d = tmp_path / "prm800k"
     d.mkdir()

@@ -1,4 +1,4 @@
-"""The library in layers (issue #53): no import circle among prmlab's modules, imports inside functions only
+"""The library in layers: no import circle among prmlab's modules, imports inside functions only
 to defer a heavy dependency, and dvc.yaml's code dependencies exactly what each stage imports."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_the_flows_limits_catch_a_longer_flow_and_a_third_deferred_import(tmp_pa
 def test_dvc_yaml_code_deps_are_what_each_stage_imports():
     """Each stage's Python deps in dvc.yaml (src/prmlab, stages/) are exactly the files its module loads
     (`import_graph.closure`), so an edit reruns the stages that import it and no others: an edit to an LLM
-    backend (generation.py) reruns only the stages that generate (issue #53: 16 of 19 groups listed it). A
+    backend (generation.py) reruns only the stages that generate (when deps were listed by hand, 16 of 19 groups listed it). A
     folder dep (src/prmlab/toy, src/prmlab/prompts) stands for the files in it. tests/graph_audit.py checks the
     other way round at run time: nothing a stage reads is undeclared."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
@@ -102,7 +102,7 @@ def test_dvc_yaml_code_deps_are_what_each_stage_imports():
 def test_generation_is_a_dependency_of_the_stages_that_generate_only():
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     users = {name for name, spec in stages.items() if "src/prmlab/generation.py" in spec.get("do", spec)["deps"]}
-    # eval_bon and eval_prmbench generate too since issue #55 (item 3): a generative verifier among their PRMs.
+    # eval_bon and eval_prmbench generate too: a generative verifier may be among their PRMs.
     assert users == {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "toy_human", "ceiling",
                      "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "eval_prmbench",
                      "inputs"} - {"inputs"}, users

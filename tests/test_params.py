@@ -148,7 +148,7 @@ def _keys(cls, base: dict, prefix: str):
 
 
 def test_every_params_key_is_checked_for_type_and_range():
-    """Issue #52's principle: every key of every params section (nested sections too) refuses a value of the
+    """No bad value passes unnamed: every key of every params section (nested sections too) refuses a value of the
     wrong type, and every number refuses an out-of-range one: -10^9 (no params number is negative unless its
     config's MINIMUM says so, and then one below that is refused), NaN and infinities; a mapping of numbers
     (toy_models.flaw_mix) refuses a negative entry. Each error names the key. (`train_prm.weight_decay: -1`

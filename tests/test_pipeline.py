@@ -40,7 +40,7 @@ TINY = {
     "build_processbench": {"n": 4, "max_items": 8, "max_tokens": 160},
     "ceiling": {"problems": 10, "n": 2, "steps": 4},
     "eval_processbench": {"critic_max_tokens": 24, "max_length": 1024},
-    "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n (issue #30)
+    "eval_bon": {"max_length": 1024, "n": 4},  # N cannot exceed sample_eval.n
 }
 
 
@@ -119,7 +119,7 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
     pb = json.loads((ran / "metrics" / "eval_processbench.json").read_text())
     assert {"prm/oracle", "prm/consensus", "prm/oracle_ceiling", "critic/judge"} <= set(pb["models"])
     # The oracle's ceiling (ceiling@toy): its own draw of the train split extended, scored by both eval stages,
-    # and each oracle PRM judged against issue #26's targets with its paired interval over maj@N.
+    # and each oracle PRM judged against the exact-label targets with its paired interval over maj@N.
     ceil = json.loads((ran / "metrics" / "ceiling.json").read_text())
     assert ceil["problems"] == 10 and ceil["optimizer_steps"] == 4 and 0 < ceil["distinct_responses"] <= ceil["examples"]
     bon = json.loads((ran / "metrics" / "eval_bon.json").read_text())
@@ -127,7 +127,7 @@ def test_flow_ran_every_stage_and_wrote_the_report(ran):
     assert "### The PRMs trained on exact labels against issue #26's targets" in report and "| oracle_ceiling |" in report
     built = json.loads((ran / "metrics" / "build_processbench.json").read_text())
     assert built["items"] >= 2 and pb["items"].get("toy"), built  # the held-out subset the report headlines
-    # Rollouts cut by a length limit (issue #30) are counted from the labels and shown in the report.
+    # Rollouts cut by a length limit are counted from the labels and shown in the report.
     mc = json.loads((ran / "metrics" / "label_mc.json").read_text())
     labels = [json.loads(x) for x in (ran / "data" / "labels" / "mc.jsonl").read_text().splitlines()]
     assert mc["truncated_rollouts"] == sum(x["truncated"] for x in labels)
@@ -155,7 +155,7 @@ def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
     runs (the stage runs under this flow's parent run); the experiment's MLflow description the same glance."""
     art = (ran.parent / f"{ran.name}-prefect-artifact.md").read_text()
     findings = json.loads((ran / "reports" / "findings.json").read_text())["findings"]
-    # verdict first, the claim short (issue #56); this project's reports/seeds.json is another study's: one seed
+    # verdict first, the claim short (on screen at a glance); this project's reports/seeds.json is another study's: one seed
     from prmlab.findings import short
     from prmlab.report.seeds import MARKS
 
@@ -271,14 +271,14 @@ def test_changing_a_param_reruns_only_what_depends_on_it(study):
 def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
     """Rewording the critic prompt leaves the toy models (their tokenizer learns from a frozen corpus,
     not the prompts), sampling, MC labels and the PRMs up to date: only the stages that prompt the judge
-    with it change (issue #28; before, the toy tokenizer read every prompt and the whole study reran)."""
+    with it change (before, the toy tokenizer read every prompt and the whole study reran)."""
     def changed() -> set[str]:
         return set(json.loads(run(["dvc", "status", "--json"], study).stdout or "{}"))
 
     assert changed() == set()
     critic = study / "src" / "prmlab" / "prompts" / "critic.txt"
     critic.write_text(critic.read_text().replace("paragraph", "step"))
-    # eval_bon too: it can score with a generative verifier, whose prompts live beside it (issue #55)
+    # eval_bon too: it can score with a generative verifier, whose prompts live beside it
     assert changed() == {"train_judge@toy", "label_judge", "eval_processbench", "eval_bon"}
     policy = study / "src" / "prmlab" / "prompts" / "policy_system.txt"
     policy.write_text(policy.read_text() + " ")
@@ -286,7 +286,7 @@ def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
 
 
 def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
-    """Issue #53: dvc.yaml listed each stage's imports by hand, generation.py for 16 of 19 stage groups, so an
+    """Before: dvc.yaml listed each stage's imports by hand, generation.py for 16 of 19 stage groups, so an
     edit to an LLM backend reran stages that never call an LLM. The deps are now each stage's imports
     (tests/test_layers.py): an edit to generation.py changes the stages that generate, one to a report
     section the report alone."""
@@ -325,13 +325,13 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     for r in children:
         assert r.info.status == "FINISHED"
         assert r.data.tags.get("git_commit")
-        assert r.data.tags.get("prmlab.cpu.model") and "prmlab.cpu.isa" in r.data.tags, r.info.run_name  # issue #52
+        assert r.data.tags.get("prmlab.cpu.model") and "prmlab.cpu.isa" in r.data.tags, r.info.run_name  # other CPU kernels train other weights
         if r.info.run_name != "report":
             assert r.data.metrics, r.info.run_name
         assert client.list_artifacts(r.info.run_id), r.info.run_name
     mc = next(r for r in children if r.info.run_name == "label_mc")
     assert mc.data.params["label_mc.k"] == "2" and "first_error_share" in mc.data.metrics
-    # the labels' audit against the toy verifier: once, in consensus's run (issue #28)
+    # the labels' audit against the toy verifier: once, in consensus's run
     assert "audit/mc/first_error_accuracy" in next(r for r in children if r.info.run_name == "consensus").data.metrics
     assert any(k.startswith("dep.") for k in mc.data.tags)
     assert [i.dataset.name for i in mc.inputs.dataset_inputs] == ["data/problems/train.jsonl", "data/samples/train.jsonl"]
@@ -344,7 +344,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     assert cpu["model"] == machine()["model"] and cpu["torch_kernels"]
     assert f"This run's PRMs were trained on: {cpu['vendor']} {cpu['model']}" in report
     assert json.loads((ran / "reports" / "findings.json").read_text())["machines"]
-    # and the machine and torch build, which a seed's file names (issue #54: seeds.md splits verdicts by machine)
+    # and the machine and torch build, which a seed's file names (seeds.md splits verdicts by machine)
     dev = json.loads((ran / "reports" / "findings.json").read_text())["device"]
     assert cpu["model"] in dev["machine"] and dev["torch"] == cpu["torch"]
     rep = next(r for r in children if r.info.run_name == "report")
@@ -526,7 +526,7 @@ def test_dvc_exp_sweep_reruns_only_what_the_param_touches(study):
 
 
 def test_mc_dose_sweep_runs_a_point_per_value_and_seed_as_experiments(study):
-    """`python -m flows.sweep label_mc.temperature 1.3 0.7` (issue #54's MC dose-response, one seed): the study's own
+    """`python -m flows.sweep label_mc.temperature 1.3 0.7` (the MC dose-response, one seed): the study's own
     value at seed 0 is the committed study, read; 0.7 is a DVC experiment whose params say so; each point's measures
     are its study's consensus audit and findings; the page has a row per value, the study's marked."""
     run(["git", "add", "-A"], study)
@@ -651,7 +651,7 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tm
     assert all("prmlab.stage" not in r.data.tags and r.data.tags["prmlab.adhoc"].startswith("eval_") for r in kids)
     assert not client.search_runs([eid], "tags.`prmlab.stage` != 'pipeline' and attributes.run_name LIKE '%eval %'")
     shown = run([prmlab, "metrics"], study).stdout
-    # the leaderboard first (issue #56: a row per PRM, reference and baseline), then the study's own numbers
+    # the leaderboard first (a row per PRM, reference and baseline), then the study's own numbers
     assert shown.startswith("PRM ") and re.search(r"^maj@\d+ +baseline ", shown, re.M), shown
     assert re.search(r"^oracle +trained ", shown, re.M) and "policy_accuracy" in shown, shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
@@ -668,7 +668,7 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    # without the venv on PATH (issue #56: `prmlab ui` died with FileNotFoundError): it finds the mlflow beside it
+    # without the venv on PATH (`prmlab ui` once died there with FileNotFoundError): it finds the mlflow beside it
     env = {**os.environ, "PATH": os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
                                                  if not p or Path(p).resolve() != BIN.resolve())}
     env.pop("MLFLOW_TRACKING_URI", None)  # the project's own store, as `make ui` in the project opens it
@@ -702,7 +702,7 @@ def test_mlflow_ui_opens_the_study_on_its_runs_in_a_real_browser(ran, tmp_path):
         client = MlflowClient(tracking_uri=f"sqlite:///{ran / 'mlflow.db'}")
         assert min(m.step for m in client.get_metric_history(rid, "loss")) >= 1
         assert len(client.get_metric_history(rid, "train_loss")) == 1
-        # issue #56's run page: the rate and gradient norm as curves too, only the params it reads (policy.model, not
+        # a PRM's run page: the rate and gradient norm as curves too, only the params it reads (policy.model, not
         # the policy's serving settings), the metrics file under one name, a description with its figures
         steps = len(client.get_metric_history(rid, "loss"))
         assert len(client.get_metric_history(rid, "lr")) == len(client.get_metric_history(rid, "grad_norm")) == steps

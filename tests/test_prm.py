@@ -58,7 +58,7 @@ def test_truncation_keeps_whole_steps(toy):
 
 
 def test_control_token_text_in_a_step_stays_text(trained_prm, toy):
-    """Issue #30: `<extra_0>` typed inside a step gave that item one score too many (and crashed
+    """Before: `<extra_0>` typed inside a step gave that item one score too many (and crashed
     training with an IndexError); `<|im_end|>` inside a step ended the turn. Data text is now
     tokenized as text: one score per step, training runs, and clean items keep their exact ids."""
     from prmlab.prm import build_text, training_features
@@ -152,7 +152,7 @@ def test_training_is_deterministic_for_a_seed(toy, tmp_path):
 
 
 def test_training_logs_loss_learning_rate_and_gradient_norm_curves(toy, tmp_path, monkeypatch):
-    """Issue #56: a PRM's run page draws its loss, learning rate and gradient norm (before clipping) against the
+    """A PRM's run page draws its loss, learning rate and gradient norm (before clipping) against the
     optimizer step, each a series of steps 1..N in a real MLflow store; the rate follows the warmup and cosine decay."""
     from mlflow.tracking import MlflowClient
 

@@ -318,7 +318,7 @@ def _pb_row(name: str, f1s: list[float], subsets=("gsm8k", "math", "olympiadbenc
 
 
 def test_a_new_prm_is_ranked_among_the_published_rows():
-    """Issue #55 item 5: `prmlab eval`'s tables rank the PRMs evaluated among the PRM paper's Table 7 and the field's
+    """`prmlab eval`'s tables rank the PRMs evaluated among the PRM paper's Table 7 and the field's
     published rows, each with its source: an average F1 of 74.0 lands between Universal-PRM-7B (74.3, as GenPRM and
     ActPRM quote it) and Qwen2.5-Math-PRM-7B (73.5, Table 7); a PRMScore of 66.2 between ActPRM-X (66.7) and
     Gemini-2.0-flash-exp (66.0); the harness's saved row only where it differs from the leaderboard's. A toy benchmark's subsets are not ranked with ProcessBench's rows."""

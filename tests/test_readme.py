@@ -1,4 +1,4 @@
-"""Every command README's `bash` blocks show, checked as written (issue #56 item 5): a make target exists and
+"""Every command README's `bash` blocks show, checked as written: a make target exists and
 dry-runs, a `dvc repro` names stages dvc.yaml has, and every other command's subcommand exists and takes each flag
 README gives it (its own `--help`, run from the venv as README runs it). The docs pages' commands are held to the same
 check; README's commands need no activated venv, and its cheap ones (prmlab metrics, dvc metrics/plots show, dvc repro

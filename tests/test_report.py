@@ -23,7 +23,7 @@ def test_report_flags_a_judge_not_clearly_above_the_always_none_baseline(tmp_pat
 
 
 # ------------------------------------------------------------------------------------------------
-# The figures a researcher expects (issue 16): Best-of-N against N, ProcessBench error/correct-sample
+# The figures a researcher expects: Best-of-N against N, ProcessBench error/correct-sample
 # accuracy, the findings' intervals; each titled, axes labelled, saved and logged to the report's run.
 
 
@@ -199,7 +199,7 @@ def test_headline_holds_the_numbers_to_read_first(tmp_path):
 
 
 def test_prm_results_land_once_with_model_and_dataset_and_runs_say_what_they_made(tmp_path, monkeypatch):
-    """Issue #56 item 3, on a real MLflow store: each PRM's eval metric is logged once (the run's value and the model's
+    """On a real MLflow store: each PRM's eval metric is logged once (the run's value and the model's
     are one record), with the logged model and the dataset its eval stage read; Best-of-N against N is a stepped
     metric on the PRM's run and on eval_bon's; a report rerun adds no point; each stage run gets a description."""
     from mlflow.tracking import MlflowClient
@@ -241,7 +241,7 @@ def test_prm_results_land_once_with_model_and_dataset_and_runs_say_what_they_mad
 
 
 def test_leaderboard_ranks_every_prm_with_references_and_baselines_marked(tmp_path):
-    """Issue #56's leaderboard, from the fixture: PRM `a` (held-out F1 66.7, Best-of-4 product 75 over 2 problems:
+    """The leaderboard, from the fixture: PRM `a` (held-out F1 66.7, Best-of-4 product 75 over 2 problems:
     75 +- 1.96 sqrt(75 x 25 / 2) = +-60.0, capped at 100), the judge as a critic (37.5, a reference), then the
     baselines (no F1) by Best-of-N; the report shows it after the summary and `prmlab metrics` prints it first."""
     import subprocess
@@ -284,7 +284,7 @@ def test_plot_tables_are_rows_dvc_plots_reads(tmp_path):
     assert [(r["n"], r["method"]) for r in t["bon_by_n"][:3]] == [(1, "maj"), (1, "pass"), (1, "a")]
     a4 = next(r for r in t["bon_by_n"] if r["n"] == 4 and r["method"] == "a")
     assert a4["accuracy"] == 75.0 and a4["lo"] == pytest.approx(75 - 1.96 * (75 * 25 / 2) ** 0.5) and a4["hi"] == 100.0
-    # a plot's rows highest first, each with its kind (issue #56: references and baselines marked)
+    # a plot's rows highest first, each with its kind (references and baselines marked)
     assert [(r["method"], r["accuracy"], r["kind"]) for r in t["bon_accuracy"]] == [
         ("pass", 100.0, "baseline"), ("a", 75.0, "trained"), ("maj", 50.0, "baseline")]
     assert t["bon_accuracy"][2]["lo"] == 0.0 and t["bon_accuracy"][0]["hi"] == 100.0
@@ -370,7 +370,7 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
 
 
 # ------------------------------------------------------------------------------------------------
-# The study at a glance (issue #56): verdicts across seeds first where reports/seeds.json holds this run's study's,
+# The study at a glance: verdicts across seeds first where reports/seeds.json holds this run's study's,
 # verdict first, the claim short, one interval a cell, marks that need no emoji font; this run's one seed below.
 
 # records carry their entry's claim (prmlab.findings.FINDINGS), as the report writes them

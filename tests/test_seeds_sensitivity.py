@@ -1,4 +1,4 @@
-"""Issue #54, items 4 and 6: reports/seeds.md's sensitivity block (every verdict without the development seed, by the
+"""Reports/seeds.md's sensitivity block (every verdict without the development seed, by the
 machine each seed's file names, each estimate by its own rule), seed files that name their machine and torch build,
 and the report's provenance naming the commit whose params made the study. Seeds here are hand-made records, their
 intervals worked by hand: `prmlab.findings.t_interval` takes the larger of the across-seed variance and the mean
@@ -28,7 +28,7 @@ def finding(fid: str, points: dict[str, float]) -> dict:
 
 
 def seed(k: int, findings: list[dict], machine: str | None = None, torch: str | None = None) -> dict:
-    """A seed's file as prmlab.study.write_seed writes it; without `machine`, as one filed before issue #54."""
+    """A seed's file as prmlab.study.write_seed writes it; without `machine`, as one filed before seed files named their machine."""
     rec = {"seed": k, "commit": "abc1234", "study": "s", "ran": f"run {k}", "findings": findings, "targets_26": {},
            "headline": None}
     return rec | ({"machine": machine, "torch": torch} if machine else {})
@@ -150,7 +150,7 @@ def test_pending_page_marks_the_development_seed():
 
 def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, monkeypatch):
     """prmlab.study.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
-    report from before issue #54 has none, and its seed file reads "not recorded" in reports/seeds.md."""
+    report from before reports recorded their device has none, and its seed file reads "not recorded" in reports/seeds.md."""
     import prmlab.study as S
     from prmlab.report.seeds import seed_machine
 
@@ -227,7 +227,7 @@ def git(cwd, *args: str) -> str:
 
 
 def test_provenance_names_the_commit_whose_params_made_the_study(tmp_path, monkeypatch):
-    """Issue #54: a report named HEAD, the commit before the one that filed its study (its params were the previous
+    """Before: a report named HEAD, the commit before the one that filed its study (its params were the previous
     study's). study_commits names the first commit holding the workspace's params values (a comment edit is no new
     params), HEAD as the code's commit, uncommitted code, and says so when the params are in no commit."""
     from prmlab.provenance import study_commits
@@ -249,7 +249,7 @@ def test_provenance_names_the_commit_whose_params_made_the_study(tmp_path, monke
     assert c == {"code": head, "dirty": [], "params": made}
     assert commits_line(c) == (f"Params: commit `{made}` (the workspace's params.yaml values, unchanged since); "
                                f"code: commit `{head}`")
-    # the study run before its params are committed (issue #54's case), with an uncommitted code change too
+    # the study run before its params are committed (the case where HEAD is the wrong commit), with an uncommitted code change too
     (tmp_path / "params.yaml").write_text("toy:\n  seed: 1\n")
     (tmp_path / "src" / "a.py").write_text("x = 2\n")
     c = study_commits()

@@ -31,7 +31,7 @@ def test_unknown_time_zone_is_refused_before_anything_is_served(monkeypatch, cap
 
 
 def test_make_prefect_ui_on_another_port_tells_the_ui_where_its_api_is(tmp_path):
-    """Issue #56: the Prefect UI on a port other than 4200 asked its API on 4200. `make prefect-ui PREFECT_PORT=N` (its
+    """Before: the Prefect UI on a port other than 4200 asked its API on 4200. `make prefect-ui PREFECT_PORT=N` (its
     recipe alone: `-o setup`, the venv is there) serves /ui-settings naming port N's API."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -70,7 +70,7 @@ with get_client(sync_client=True) as c:
 
 @pytest.mark.parametrize("code, retried", [(2, False), (1, True)])
 def test_a_stage_that_stops_the_flow_is_named_in_the_artifact_and_bad_input_is_not_retried(tmp_path, code, retried):
-    """Issue #56: the pipeline flow over a DVC stage that stops with a one-line error. Exit 2 (bad input, as
+    """The pipeline flow over a DVC stage that stops with a one-line error. Exit 2 (bad input, as
     prmlab.stage exits) is not retried; any other failure is, once. Either way the `prmlab-study` artifact names the
     stage and its error line, and the flow fails."""
     import sys
@@ -112,7 +112,7 @@ print(json.dumps({"flows": flows, "tasks": tasks, "mlflow": sorted((r.info.run_n
 
 
 def test_a_killed_flow_ends_crashed_with_its_stage_stopped_never_running(tmp_path):
-    """Issue #56: `kill` (SIGTERM) of a running `python -m flows.pipeline` left its flow run "Running" for good. Now the
+    """Before: `kill` (SIGTERM) of a running `python -m flows.pipeline` left its flow run "Running" for good. Now the
     flow ends Crashed in Prefect, the stage's process group is stopped (its python is gone), and the MLflow runs the
     flow and the stage opened end KILLED."""
     import sys

@@ -1,4 +1,4 @@
-"""The committed toy models against issue #19's targets, measured on held-out problems by the exact
+"""The committed toy models against the targets they were built to meet, measured on held-out problems by the exact
 verifier with the stages' own code (prmlab.toy.recipes), at another sampling seed than the stages'."""
 
 from pathlib import Path
@@ -41,7 +41,7 @@ def test_committed_judge_beats_always_answering_no_error():
     jcfg = load_params("toy_judge", ToyJudgeConfig, ROOT / "params.yaml")
     _, steps = measure_policy(ROOT / "models" / "policy", problems, cfg.eval_temperature, seed=cfg.seed + 1)
     j, _ = measure_judge(ROOT / "models" / "judge", problems, steps, "critic", load_template("critic"), jcfg.max_tokens)
-    # Issue #19's targets: at least 0.75, and at least 0.2 above always answering -1; and it finds most
+    # The judge's targets: at least 0.75, and at least 0.2 above always answering -1; and it finds most
     # errors while passing most error-free responses (not a judge that flags everything).
     assert j["judge_unparsed_share"] <= 0.05, j
     assert j["judge_first_error_accuracy"] >= max(0.75, j["judge_baseline_always_none"] + 0.2), j

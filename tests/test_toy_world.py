@@ -73,7 +73,7 @@ def test_tokenizer_round_trip_and_step_token():
 
 
 def test_tokenizer_is_the_committed_one_whatever_the_prompts_say(tmp_path):
-    """Issue #28: bootstrap@toy's tokenizer learns from prompt texts frozen in prmlab/toy/tokenizer_corpus.json,
+    """Bootstrap@toy's tokenizer learns from prompt texts frozen in prmlab/toy/tokenizer_corpus.json,
     never from the prompt files, so rewording a prompt keeps the committed models valid: with every prompt
     file reworded, bootstrap's corpus still builds the committed models' tokenizer, byte for byte."""
     import shutil
@@ -135,7 +135,7 @@ def test_systematic_flaws_are_one_habitual_value():
 
 
 def test_difficulty_mix_adds_hard_problems_and_keeps_the_old_stream():
-    """Issue #26: a share of hard problems (longer, larger numbers than the models trained on); with a
+    """A share of hard problems (longer, larger numbers than the models trained on); with a
     share of 0 the problems are exactly the old stream's, so committed models and studies stay valid."""
     import random as _random
 
@@ -154,7 +154,7 @@ def test_difficulty_mix_adds_hard_problems_and_keeps_the_old_stream():
 
 
 def test_a_grader_blind_to_operands_checks_arithmetic_only():
-    """Issue #26's judge blind spot: with check_steps(blind={"operand"}) a misread quantity passes and the
+    """A judge blind spot: with check_steps(blind={"operand"}) a misread quantity passes and the
     error surfaces only where the answer is wrong; judge_pairs teaches that reply to a share of them."""
     import random as _random
 

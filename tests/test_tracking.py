@@ -81,7 +81,7 @@ def test_a_checkpoint_is_logged_as_a_model_of_its_run(tmp_path, monkeypatch):
 
 
 def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monkeypatch):
-    """Issue #56: the `prms` view listed every train_prm run ever made (superseded and failed rows of dashes).
+    """Before: the `prms` view listed every train_prm run ever made (superseded and failed rows of dashes).
     `prmlab ui` tags each stage's latest finished run `prmlab.latest` = 'yes' and the runs it superseded 'no'; the
     view's own filter, run through MLflow's search, then finds the latest of each PRM and nothing else."""
     import time
@@ -112,7 +112,7 @@ def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monk
 
 
 def test_a_stage_run_logs_only_the_params_dvc_declares_and_its_metrics_under_one_name(tmp_path, monkeypatch):
-    """Issue #56: train_prm's run logged all 16 `policy.*` serving settings though it reads policy.model alone. Under
+    """Before: train_prm's run logged all 16 `policy.*` serving settings though it reads policy.model alone. Under
     `dvc repro`, a section dvc.yaml narrows (`params: [train_prm, policy.model]`, a foreach stage's `do`) logs those
     keys only; a section DVC does not track (engine) is logged whole. The metrics file is `metrics.json` in every run,
     so MLflow's compare view finds a common artifact in two runs of different sources."""
