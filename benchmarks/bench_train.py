@@ -213,7 +213,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=800)
     ap.add_argument("--batch-size", type=int, default=16, help="examples per optimizer step (the study's 16)")
     ap.add_argument("--shape", choices=["toy", *SHAPES], default="toy",
-                    help="toy: the toy policy; 1.5b: issue #51's shape (a GPU); smoke: the 1.5b recipe shrunk, to check it runs")
+                    help="toy: the toy policy; 1.5b: Qwen2.5-1.5B's shape (a GPU); smoke: the 1.5b recipe shrunk, to check it runs")
     ap.add_argument("--examples", choices=["study", "processbench"], default="study")
     ap.add_argument("--max-examples", type=int, default=1000, help="processbench examples")
     ap.add_argument("--peak-tflops", type=float, default=989.0, help="the GPU's dense bf16 peak (H100/H200 SXM: 989)")

@@ -105,6 +105,6 @@ def recorder_writes(project: Path, audit_dir: Path) -> dict[str, list[str]]:
             if project not in p.parents:
                 continue  # a temp file, MLflow's own under /tmp
             rel = p.relative_to(project).as_posix()
-            if _under(p, outs) or not rel.startswith(IGNORED):
+            if _under(p, outs) or not (rel + "/").startswith(IGNORED):  # `mlartifacts/` covers its own mkdir
                 found.setdefault(rec.get("stage") or " ".join(rec["argv"][:2]), []).append(rel)
     return found
