@@ -1630,24 +1630,43 @@ def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_pat
 
 
 def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_path):
-    """Training health (round 4): a run whose loss ends far above where it began (prmlab.training.check_health: the
-    last tenth's mean over 2x the first step's loss, or the first tenth's mean where lower) is not saved as trained,
-    and says what it saw; lr 3 on a toy PRM goes 0.69 -> 13567 -> ... -> 5.6, finite all along. A run that learns is
-    saved (the study's 20 runs end at 0.02-0.72x their start). An attention this machine cannot run (flash-attn's,
-    packed or grouped, without the package) is one line naming the key before any model loads (the base here does
-    not exist: it is never opened)."""
+    """Training health (round 4): a run whose loss turns non-finite, or ends far above where it began
+    (prmlab.training.check_health: the last tenth's mean over 2x the first step's loss, or the first tenth's mean
+    where lower), is not saved as trained, and says what it saw. lr 1e30 is nan at step 2 on any machine; at lr
+    0.3-3 the toy PRM's loss is chaotic, and how a run ends differs between CPUs (lr 3: 0.69 -> 13567 -> ... -> 5.6
+    on one Intel Xeon, nan at step 19 on another, 0.41 on an AMD EPYC), so those runs are held to the rule itself:
+    saved exactly when their curve passes it. A run that learns is saved (the study's 20 runs end at 0.02-0.72x
+    their start). An attention this machine cannot run (flash-attn's, packed or grouped, without the package) is one
+    line naming the key before any model loads (the base here does not exist: it is never opened)."""
     from transformers.utils import is_flash_attn_2_available
 
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.training import TrainPRMConfig, check_health, train, train_process
 
     ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
                      response_id=f"r{i}") for i in range(8)]
     cfg = TrainPRMConfig(lr=3.0, steps=40, batch_size=2, max_length=128, warmup_ratio=0.0, max_grad_norm=0.0)
-    with pytest.raises(DataError, match=r"^train_prm did not learn: its loss ended at [\d.]+ \(mean of the last 4 of 40 "
-                                        r"steps\), over 2x where it began \(step 1: 0\.6\d+; mean of the first 4: [\d.e+]+\) "
-                                        r"\(train_prm\.lr 3\); no checkpoint saved$"):
-        train(ex, toy["policy"], str(tmp_path / "prm"), cfg, soft=False)
-    assert not (tmp_path / "prm" / "model.safetensors").exists()
+    rise = (r"did not learn: its loss ended at [\d.e+]+ \(mean of the last 4 of 40 steps\), over 2x where it began "
+            r"\(step 1: 0\.6\d+; mean of the first 4: [\d.e+]+\)")
+    with pytest.raises(DataError, match=r"^train_prm diverged: the loss is nan at step 2 of 40 \(train_prm\.lr 1e\+30\); "
+                                        r"no checkpoint saved$"):
+        train(ex, toy["policy"], str(tmp_path / "nan"), dataclasses.replace(cfg, lr=1e30), soft=False)
+    assert not (tmp_path / "nan" / "model.safetensors").exists()
+    # the rule's own words, on a curve that rises: 0.69 at step 1, 4.0 at the end
+    with pytest.raises(DataError, match=rf"^train_prm {rise} \(train_prm\.lr 3\); no checkpoint saved$"):
+        check_health([0.6929, 0.66, 0.65, 0.66] + [0.7] * 32 + [4.0] * 4, cfg)
+    check_health([0.6929] + [0.3] * 39, cfg)
+    for lr, warmup in ((3.0, 0.0), (3.0, 0.5), (1.0, 0.9), (0.3, 0.9)):
+        out = tmp_path / f"lr{lr:g}-warmup{warmup:g}"
+        run = dataclasses.replace(cfg, lr=lr, warmup_ratio=warmup)
+        try:
+            curve = train_process(ex, toy["policy"], str(out), run, soft=False)["curve"]
+        except DataError as e:
+            assert re.match(rf"^train_prm ({rise}|diverged: the loss is (nan|-?inf) at step \d+ of 40) "
+                            rf"\(train_prm\.lr {lr:g}\); no checkpoint saved$", str(e)), e
+            assert not (out / "model.safetensors").exists(), out
+        else:
+            check_health(curve, run)  # saved, so its curve passes the rule
+            assert (out / "model.safetensors").exists(), out
     m = train(ex, toy["policy"], str(tmp_path / "ok"), dataclasses.replace(cfg, lr=1e-3), soft=False)
     assert (tmp_path / "ok" / "model.safetensors").exists() and m["final_logged_loss"] < 2 * m["train_loss"]
     if is_flash_attn_2_available():

@@ -171,7 +171,9 @@ def test_vllm_cpu_replicas_on_ray_sample_what_local_vllm_samples(cluster, inputs
     ray = stage(d, "sample", "vllm-ray", params(d, "vllm-ray", policy={"backend": "vllm", "kv_cache_gib": 1},
                                                 engine={"sample": "ray", "ray": {"address": cluster, "replicas": 2}}))
     assert ray.returncode == 0, ray.stderr[-3000:]
-    assert len(replicas(ray.stderr)) == 2
+    # The shards ran in Ray's replicas: one or both (the pool hands a shard to whichever replica is warm, and on 2
+    # busy cores the second vLLM engine may still be loading when the first has sampled all 24 problems: CI saw that)
+    assert 1 <= len(set(re.findall(r"replica ready: pid (\d+)", ray.stderr))) <= 2, ray.stderr[-2000:]
     same_outputs(d, "sample", "vllm-local", "vllm-ray")
 
 
