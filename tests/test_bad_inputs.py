@@ -798,6 +798,59 @@ def test_template_files_are_dependencies_and_match_their_style(tmp_path):
     assert load_template("critic", str(ROOT / "src/prmlab/prompts/critic.txt")) == load_template("critic")
 
 
+def test_reference_prms_outside_the_graph_are_fingerprinted_or_refused(tmp_path):
+    """Before: a reference PRM folder outside models/prm (the same for a generative verifier's model folder and its
+    template_file) was no DVC dependency: its weights changed after `dvc commit`, `dvc status` showed nothing. Each
+    profile's first stage writes data/models/references.json (prmlab.manifest.references_manifest), a dependency of
+    every eval stage. inputs@real always runs and fingerprints any folder and file, so changed weights or a changed
+    template change the file and rerun the evaluations; problems@toy runs only when its inputs change, so it refuses
+    what lies outside the graph, in one line naming the key, before any work."""
+    from prmlab.manifest import references_manifest
+    from prmlab.params import ParamsError
+
+    graph = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    for name in ("eval_processbench", "eval_bon"):
+        assert "data/models/references.json" in graph[name]["deps"], name
+    assert "data/models/references.json" in graph["eval_prmbench"]["do"]["deps"]
+    for first in ("problems", "inputs"):
+        assert any(o == "data/models/references.json" or isinstance(o, dict) and "data/models/references.json" in o
+                   for o in graph[first]["do"]["outs"]), first
+    prm, tmpl = tmp_path / "ext_prm", tmp_path / "verifier.txt"
+    prm.mkdir()
+    (prm / "model.safetensors").write_bytes(b"weights")
+    tmpl.write_text("Judge {problem} {steps}")
+    raw = {"eval_processbench": {"reference_prms": {"ext": str(prm), "trained": "models/prm/oracle_ceiling",
+                                                    "hub": "Qwen/Qwen2.5-Math-PRM-7B"}},
+           "eval_bon": {"reference_prms": {"gen": {"model": "Qwen/Qwen2.5-7B-Instruct", "layout": "genprm",
+                                                   "template_file": str(tmpl)}}}}
+    before = references_manifest(raw, toy=False)
+    assert before["eval_processbench.reference_prms.trained"] == {"model": "models/prm/oracle_ceiling", "in_graph": True}
+    assert before["eval_processbench.reference_prms.hub"]["local"] is False
+    (prm / "model.safetensors").write_bytes(b"weights, retrained")
+    tmpl.write_text("Judge {problem} {steps} strictly")
+    after = references_manifest(raw, toy=False)
+    assert {k for k in before if before[k] != after[k]} == {"eval_processbench.reference_prms.ext",
+                                                            "eval_bon.reference_prms.gen.template_file"}
+    with pytest.raises(ParamsError, match=r"^eval_processbench\.reference_prms\.ext: folder .*ext_prm lies outside the "
+                                          r"DVC graph, so the toy profile would not rerun the evaluations when its "
+                                          r"weights change: use a PRM under models/prm/ or a hub name"):
+        references_manifest(raw, toy=True)
+    del raw["eval_processbench"]
+    with pytest.raises(ParamsError, match=r"^eval_bon\.reference_prms\.gen\.template_file: .*verifier\.txt lies outside "
+                                          r"the DVC graph"):
+        references_manifest(raw, toy=True)
+    # through the toy profile's first stage: one line, exit 2, nothing written, no run started
+    params = _params(tmp_path, eval_processbench={"reference_prms": {"ext": str(prm)}})
+    out = tmp_path / "o"
+    p = subprocess.run([sys.executable, "-m", "stages.problems", "--problems-dir", str(out / "problems"), "--references",
+                        str(out / "references.json"), "--metrics", str(out / "m.json"), "--params", str(params)],
+                       cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=120)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1, p.stderr
+    assert lines[0].startswith(f"[problems] error: eval_processbench.reference_prms.ext: folder {prm} lies outside"), p.stderr
+    assert not out.exists() and not (tmp_path / "mlflow.db").exists()
+
+
 def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
     """A tokenizer whose vocabulary has a gap hands an added `<extra_0>` the id of a token it
     already has (here a word-level vocabulary {a: 0, b: 1, <pad>: 2, c: 4}: the new token gets 4); every

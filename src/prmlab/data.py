@@ -24,7 +24,7 @@ from pathlib import Path
 
 from prmlab.human_labels import check_profile_sources
 from prmlab.io import DataError, iter_jsonl, read_json
-from prmlab.manifest import model_manifest
+from prmlab.manifest import model_manifest, references_manifest
 from prmlab.params import check
 from prmlab.preflight import check_model
 from prmlab.records import Problem, ProcessBenchItem
@@ -243,12 +243,15 @@ def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
             check_model(f"{role}.model", cfg[role].model)
     subsets = (raw.get("eval_processbench") or {}).get("subsets")
     check(isinstance(subsets, list), "eval_processbench.subsets: expected the list of ProcessBench subsets to load")
-    return real_problems(cfg["real"], subsets)
+    refs = references_manifest(raw, toy=False)  # before the data: a missing reference folder is one line first
+    sets, m = real_problems(cfg["real"], subsets)
+    return sets, m | {"references": len(refs)}, refs
 
 
-def real_inputs(cfg: dict, data: tuple[dict[str, list], dict], run):
-    """Stage inputs@real: what read_real read, and the manifests of the models params name."""
-    sets, m = data
+def real_inputs(cfg: dict, data: tuple[dict[str, list], dict, dict], run):
+    """Stage inputs@real: what read_real read, and the manifests of the models params name (the reference PRMs'
+    included: prmlab.manifest.references_manifest)."""
+    sets, m, refs = data
     manifests = {role: model_manifest(role, cfg[role].model) for role in ("policy", "judge")}
     m["models"] = {r: v["model"] + (" (local)" if v["local"] else "") for r, v in manifests.items()}
     return Done(m, f"{m['train_problems']} training problems ({m.get('removed_total', 0)} removed as evaluation "
@@ -256,4 +259,5 @@ def real_inputs(cfg: dict, data: tuple[dict[str, list], dict], run):
                    f"{m['processbench_items']} ProcessBench items; models: " + ", ".join(f"{r}={v}" for r, v in m["models"].items()),
                 outputs={"problems_dir/train.jsonl": sets["train"], "problems_dir/eval.jsonl": sets["eval"],
                          "processbench": sets["processbench"], "problems_dir/eval_texts.json": sets["eval_texts"],
-                         **{f"manifests/{r}.json": v for r, v in manifests.items()}}, file_only=["models"])
+                         **{f"manifests/{r}.json": v for r, v in manifests.items()}, "references": refs},
+                file_only=["models"])
