@@ -9,10 +9,9 @@
     prmlab metrics                                  # the headline numbers (reports/headline.json)
     prmlab ui [--port 5000] [--workers 1]            # MLflow's UI on the study's store, with links that open its runs
 
-`eval` runs the graph's eval stages on each PRM with the graph's evaluation inputs, one MLflow run per PRM, the
-stages' runs nested under it, and writes DIR/NAME/ and DIR/table.{md,json} (prmlab.adhoc); `score` prints the
-official numbers as one JSON object (prmlab.scorefile); `ui` writes MLflow views that open on the study's runs
-(prmlab.dashboards).
+`eval` runs the graph's eval stages on each PRM with the graph's evaluation inputs, one MLflow run per PRM (its
+stages' runs nested), and writes DIR/NAME/ and DIR/table.{md,json} (prmlab.adhoc); `score` prints the official
+numbers as JSON (prmlab.scorefile); `ui` writes MLflow views opening on the study's runs (prmlab.dashboards).
 """
 
 from __future__ import annotations
@@ -57,7 +56,8 @@ def ui(host: str, port: int, workers: int = 1) -> None:
     try:  # the store answers, as MLflow's, within its bound (a refusing one had cost 249 s of retries and a traceback)
         check_store()
     except ParamsError as e:
-        sys.exit(print(f"prmlab ui: {e}", file=sys.stderr) or 2)  # one line on stderr, exit 2 as a bad input
+        print(f"prmlab ui: {e}", file=sys.stderr)  # one line on stderr, exit 2 as a bad input
+        sys.exit(2)
     links = ui_links(host, port)
     print("prmlab ui: open the study's runs at\n  " + "\n  ".join(f"{k}: {u}" for k, u in links.items()), flush=True)
     os.execv(mlflow := venv_tool("mlflow"), [mlflow, "ui", "--backend-store-uri", tracking_uri(), "--host", host,

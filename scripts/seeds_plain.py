@@ -40,14 +40,11 @@ from prmlab import protocol  # noqa: E402
 from prmlab.credentials import stage_env  # noqa: E402
 from prmlab.io import inside  # noqa: E402
 from prmlab.params import COMMITTED  # noqa: E402
+from prmlab.provenance import git  # noqa: E402
 
 MARK = ".seeds-plain"  # in every seed's copy, first: the only folders under --root this runner removes
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
 PROJECT = ("src", "stages", "models", "data", "metrics", "reports", "configs", "params.yaml", "dvc.yaml")
-
-
-def git(project_dir: str | Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
 
 
 def export_graph(project: Path, path: Path) -> None:

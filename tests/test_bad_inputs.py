@@ -1682,6 +1682,18 @@ def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_pat
     assert not (tmp_path / "bon.json").exists() and not (tmp_path / "mlflow.db").exists()
 
 
+def test_greedy_votes_are_refused_at_a_familys_own_default_too(monkeypatch):
+    """votes > 1 where the temperature is left to the family's default and that default is greedy: the same refusal
+    as at an explicit temperature 0, before the model is opened (no family defaults to greedy with votes today:
+    the toy judge samples at T 1.0 once it votes; this holds one that would, as the params check cannot see it)."""
+    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+
+    monkeypatch.setattr(ToyJudgeScorer, "defaults", property(lambda self: (0.0, 1.0, -1, 256)))
+    with pytest.raises(ParamsError, match=r"^votes 4 at toy_judge's default temperature 0 are one greedy reply repeated: "
+                                          r"set votes 1, or a temperature > 0 to sample them$"):
+        ToyJudgeScorer("no/such/model", VerifierConfig(votes=4))
+
+
 def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_path):
     """Training health (round 4): a run whose loss turns non-finite, or ends far above where it began
     (prmlab.training.check_health: the last tenth's mean over 2x the first step's loss, or the first tenth's mean

@@ -94,6 +94,10 @@ class VerifierScorer(Scorer):
         self.sampling = Sampling(n=c.votes, temperature=t if c.temperature is None else c.temperature,
                                  top_p=p if c.top_p is None else c.top_p, top_k=k if c.top_k is None else c.top_k,
                                  max_tokens=m if c.max_tokens is None else c.max_tokens, stop=list(self.stop), seed=c.seed)
+        # VerifierConfig refuses votes > 1 at an explicit temperature 0; this holds a family's own default to the same
+        check(self.sampling.n == 1 or self.sampling.temperature != 0,
+              f"votes {c.votes} at {self.layout}'s default temperature 0 are one greedy reply repeated: set votes 1, "
+              "or a temperature > 0 to sample them")
         self.max_length = max_length = effective_max_length(model, max_length)
         self.resume = resume  # a path prefix: votes go to <resume>-<fingerprint>.jsonl, shard by shard
         self.gen = gen or make_generator(BackendConfig(backend=backend, model=model, dtype=dtype, seed=c.seed,

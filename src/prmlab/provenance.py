@@ -89,6 +89,11 @@ def machine() -> dict[str, str]:
 NOT_CPU = ("torch", "gpu")
 
 
+def git(project_dir: str | Path, *args: str, timeout: float = 60) -> str:
+    """`git args` in `project_dir`, its stdout; a CalledProcessError (or TimeoutExpired) where git fails."""
+    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, timeout=timeout, check=True).stdout
+
+
 def git_commit() -> str:
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
@@ -112,17 +117,14 @@ def study_commits(params: str | Path = "params.yaml") -> dict[str, Any]:
     then is the previous study's (a report that named HEAD named a commit whose params were the previous study's)."""
     import yaml
 
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=30, check=True).stdout
-
     out: dict[str, Any] = {"code": git_commit(), "dirty": [], "params": None}
     try:
-        changed = [line[3:].split(" -> ")[-1] for line in git("status", "--porcelain", "--untracked-files=no", "--",
+        changed = [line[3:].split(" -> ")[-1] for line in git(".", "status", "--porcelain", "--untracked-files=no", "--",
                                                                *STUDY_CODE).splitlines()]
         out["dirty"] = [c for c in STUDY_CODE if any(f == c or f.startswith(c + "/") for f in changed)]
         now = yaml.safe_load(Path(params).read_text())
-        for rev in git("log", "--format=%H", "--", str(params)).split():
-            if yaml.safe_load(git("show", f"{rev}:./{params}")) != now:
+        for rev in git(".", "log", "--format=%H", "--", str(params)).split():
+            if yaml.safe_load(git(".", "show", f"{rev}:./{params}")) != now:
                 break
             out["params"] = rev
     except (OSError, subprocess.SubprocessError, yaml.YAMLError):

@@ -30,6 +30,7 @@ from prmlab import plots, protocol
 from prmlab.io import DataError, atomic_write_text, inside, read_json, write_json
 from prmlab.params import STAGES, ProfileConfig, load_params, read_params, shift_seeds
 from prmlab.processes import venv_tool
+from prmlab.provenance import git
 from prmlab.report.seeds import (
     FOREST_JSON,
     FOREST_PNG,
@@ -46,10 +47,6 @@ STUDY_INPUTS = ("src", "stages", "dvc.yaml", "params.yaml", "models", "data/mode
 SEED_DIR = Path("reports") / "seeds"
 SWEEP_DIR = Path("reports") / "sweeps"
 COST = Path("reports") / "benchmarks" / "seed_cost.json"
-
-
-def git(project_dir: str | Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=project_dir, capture_output=True, text=True, check=True).stdout
 
 
 # ------------------------------------------------------------------------------------------------- the study
