@@ -358,7 +358,8 @@ def test_generative_families_parse_their_verdicts_and_count_the_unparsed(toy_ite
         assert s.unparsed_votes == 3 + 1 and s.summary()["unparsed_votes"] == 4
 
 
-def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path):
+def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path, monkeypatch):
+    import prmlab.generative as generative
     from prmlab.generative import ToyJudgeScorer, VerifierConfig
 
     def judge(prompt, vote):
@@ -388,6 +389,13 @@ def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path):
     with ToyJudgeScorer(JUDGE, cfg, gen=gen, resume=prefix) as s:
         assert s.score(toy_items) == whole and gen.calls == 0  # a finished call is read back
         assert s.score(toy_items[:2]) == whole[:2] and gen.calls == 1  # other items: another file
+    # the code that makes votes from replies is in the file's key: after an edit (its digest changed) nothing is reused
+    digest = generative.code_version
+    monkeypatch.setattr(generative, "code_version", lambda *modules: digest(*modules) + "-edited")
+    gen = Scripted(judge)
+    with ToyJudgeScorer(JUDGE, cfg, gen=gen, resume=prefix) as s:
+        assert s.score(toy_items) == whole and gen.calls == 3
+    assert len(list(tmp_path.glob("scores.jsonl.v-*.jsonl"))) == 3
 
 
 def test_generative_prm_entries_are_checked(tmp_path):

@@ -35,7 +35,7 @@ from prmlab.generation import make_generator
 from prmlab.generation_config import BackendConfig, Sampling
 from prmlab.io import ShardWriter, fingerprint, read_jsonl
 from prmlab.params import ParamsError, check
-from prmlab.preflight import model_identity
+from prmlab.preflight import code_version, model_identity
 from prmlab.prm import Scorer, effective_max_length
 from prmlab.prompts import builtin, critic_sampling_defaults, judge_messages, load_template
 
@@ -174,8 +174,9 @@ class VerifierScorer(Scorer):
             # call is read back whole; an unfinished one resumes from its shards, each sampled with seed + its index,
             # so a resumed shard draws what an uninterrupted run would have (a run without `resume` samples all
             # items in one call, with `seed`: with temperature > 0 its draws differ from a resumable run's).
+            # the code that turns replies into votes is in the key too: an edited verdict parser never reuses old votes
             fp = fingerprint(self.layout, model_identity(self.model_path), asdict(self.cfg), self.sampling, self.template,
-                             items)
+                             items, code_version(sys.modules[__name__]))
             path = Path(f"{self.resume}-{fp[:12]}.jsonl")
             if path.exists():
                 recs = read_jsonl(path)
