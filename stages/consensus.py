@@ -6,14 +6,15 @@ Sources: `mc_hard`, `mc_soft` (hard labels plus the MC value, for a regression l
 verifier's labels exist (toy world), `oracle`, the analogue of the paper's human-labelled PRM800K;
 and the released sets named in params `human_labels` (`prm800k`, `math_shepherd`), which
 human_data@<source> converted and deduplicated (--human folder), and the toy's `human` (toy_human@toy):
-their training set is that file.
+their training set is that file; and the newer methods' sources (`mc_agree`, `judge_ref`, `judge_active`), whose
+labels stage label_method@<source> wrote (--methods folder): every response with a kept step label.
 
 Two DVC stages run this module. `consensus` writes the agreement counts and the study's one audit of
 label quality (--metrics, --audit-table). `prm_data@<source>`, one per entry of `train_prm.sources`,
 builds and writes that source's training set alone (--source, --out): one file per source, so a PRM
 retrains only when its own set changes. (`oracle` needs the verifier's labels: only the toy world has it.)
 
-Inputs: --problems, --samples, --mc, --judge (--human). Params: `train_prm.sources`.
+Inputs: --problems, --samples, --mc, --judge (--human, --methods). Params: `train_prm.sources`.
 Core: prmlab.training_sets.consensus, prmlab.training_sets.prm_data (--source).
 Outputs: --metrics JSON and --audit-table JSON, or --out JSONL (PRMExample) for --source.
 Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
@@ -33,7 +34,8 @@ def main() -> None:
     # prm_data@<source> (--source, or DVC runs a prm_data@ stage): one training set; else stage consensus
     one_set = "--source" in sys.argv or foreach_key("prm_data") is not None
     outs = ({"source": "?one label source (default: DVC's stage prm_data@<source>)", "out": "its training set JSONL",
-             "human": {"default": "data/human", "help": "folder of human_data@<source> outputs (prm800k, math_shepherd)"}}
+             "human": {"default": "data/human", "help": "folder of human_data@<source> outputs (prm800k, math_shepherd)"},
+             "methods": {"default": "data/labels/methods", "help": "folder of label_method@<source> outputs (mc_agree, ...)"}}
             if one_set else {"metrics": "metrics JSON", "audit_table": "audit table JSON"})
     run_stage("prm_data@{source}" if one_set else "consensus", __doc__,
               paths={"problems": "problems JSONL", "samples": "responses JSONL", "mc": "MC labels JSONL",

@@ -31,6 +31,8 @@ def new_project(d: Path, params: dict) -> Path:
     for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
         (d / keep).mkdir(parents=True, exist_ok=True)
     shutil.copytree(ROOT / "data/human", d / "data/human", ignore=shutil.ignore_patterns("*.jsonl", ".gitignore"))  # tracked: prm_data's dep
+    shutil.copytree(ROOT / "data/labels/methods", d / "data/labels/methods",  # tracked: prm_data's dep too
+                    ignore=shutil.ignore_patterns("*.jsonl", ".gitignore"))
     (d / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     (d / "reports").mkdir(exist_ok=True)  # the seeds' aggregate, committed: the report stage reads it (another study's here)
     for name in ("seeds.json", "seeds_findings.json"):  # and its forest plot's rows (dvc.yaml's plots)

@@ -151,3 +151,31 @@ def test_bench_prmbench_scores_equal_the_harness_procedure_and_reach_the_report(
     assert b["prmlab_items_per_s"] > 0 and b["harness_items_per_s"] > 0
     md = "\n".join(prmbench_speed(b))
     assert f"| {b['speedup']:.2f}x |" in md and "QwenPRM" in md
+
+
+def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
+    """bench_labelling's scoring against the verifier, its frontier and the guide docs/labelling-methods.md gets:
+    3 responses of 2 problems (true first errors -1, 1, 0); method A (10 calls) names 2 first errors, both right;
+    B (5 calls) all 3, 1 right; C (20 calls) all 3, 2 right: by cost B, A, C; frontier B (1/3) and A (1.0), not C."""
+    from benchmarks.bench_labelling import frontier, score
+    from prmlab.records import Response
+    from prmlab.report.benchmarks import GUIDE_BEGIN, GUIDE_END, fill_guide, labelling_methods
+
+    rs = [Response(problem_id=p, response_id=r, steps=["a", "b", "c"], answer="1", correct=c, true_first_error=t)
+          for p, r, c, t in (("p", "x", True, -1), ("p", "y", False, 1), ("q", "z", False, 0))]
+    a = score(rs, {"x": -1, "y": 1}, {"x": [1, 1, 1], "y": [1, 0]}, boot=50)
+    assert (a["kept"], a["first_error_accuracy"], a["first_error_accuracy_right_answers"], a["step_label_agreement"]) == \
+        (2, 1.0, 1.0, 1.0)
+    b = score(rs, {"x": 0, "y": 1, "z": 2}, {"x": [0], "y": [1, 0], "z": [1, 1, 0]}, boot=50)
+    # steps: x [0] against 1 (0 of 1), y [1, 0] (2 of 2), z [1, 1, 0] against wrong-from-step-0 (1 of 3)
+    assert b["first_error_accuracy"] == 1 / 3 and b["step_label_agreement"] == 3 / 6
+    assert b["first_error_accuracy_wrong_answers"] == 0.5 and b["first_error_accuracy_ci"][0] <= 1 / 3
+    c = score(rs, {"x": -1, "y": 1, "z": 2}, {}, boot=50)
+    rows = [{"method": m, "labels": "run now", "cost": {"generations": g}, "accuracy": s, "notes": ""}
+            for m, g, s in (("A", 10, a), ("B", 5, b), ("C", 20, c))]
+    frontier(rows)
+    assert [(r["method"], r["frontier"]) for r in rows] == [("B", True), ("A", True), ("C", False)]
+    bench = {"responses": 3, "problems": 2, "limit": 0, "boot": 50, "rows": rows}
+    assert "| **A** |" in "\n".join(labelling_methods(bench))
+    doc = fill_guide(f"x\n{GUIDE_BEGIN}\nold\n{GUIDE_END}\ny", bench)
+    assert "old" not in doc and "| 3.33 | A | 100.0" in doc and "| 1.67 | B | 33.3" in doc and "C |" not in doc

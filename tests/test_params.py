@@ -69,6 +69,7 @@ def section_configs():
     from prmlab.data import RealConfig
     from prmlab.engine import EngineConfig
     from prmlab.generation_config import BackendConfig
+    from prmlab.label_methods import LabelMethodsConfig
     from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
     from prmlab.params import ProfileConfig
     from prmlab.prmbench import EvalPRMBenchConfig
@@ -81,7 +82,7 @@ def section_configs():
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
-            "label_judge": LabelJudgeConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
+            "label_judge": LabelJudgeConfig, "label_methods": LabelMethodsConfig, "completer": BackendConfig, "train_prm": TrainPRMConfig, "build_processbench": BuildPBConfig,
             "eval_processbench": EvalPBConfig, "eval_bon": EvalBoNConfig, "eval_prmbench": EvalPRMBenchConfig,
             "analyze_bias": AnalyzeBiasConfig, "ceiling": CeilingConfig,
             "engine": EngineConfig}

@@ -214,7 +214,8 @@ def check(cond: bool, msg: str) -> None:
 # dvc.yaml's stage groups in order, and which exist in one profile only (dvc.yaml generates them `foreach` over
 # params `profile`; tests/test_params.py checks the two agree). The toy models (COMMITTED) are in git: a fresh
 # clone's study and every seed reuse them.
-STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "consensus", "toy_human",
+STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "label_method", "consensus",
+          "toy_human",
           "human_data", "prm_data", "train_prm", "ceiling", "build_processbench", "sample_eval", "eval_processbench",
           "eval_bon", "eval_prmbench", "analyze_bias", "report")
 PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "toy_human": "toy_arms", "ceiling": "toy_arms",

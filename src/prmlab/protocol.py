@@ -50,11 +50,14 @@ def seed_params(params: dict, k: int) -> dict[str, object]:
 
 def runs_in(stage: str, params: dict) -> bool:
     """Whether DVC stage `stage` (e.g. `train_prm@judge`, `ceiling@toy`) exists under `params` (a seed's, from
-    `seed_params`): a one-profile stage needs its `profile` list, a per-source stage its source in train_prm.sources.
+    `seed_params`): a one-profile stage needs its `profile` list, a per-source stage its source in train_prm.sources
+    (label_method@<source>: in label_methods.sources).
     The plain runner (scripts/seeds_plain.py) runs exactly the stages `dvc repro` would."""
     group, _, item = stage.partition("@")
     if group in PROFILE_ONLY and not (params.get("profile") or {}).get(PROFILE_ONLY[group]):
         return False
+    if group == "label_method":  # one per source params label_methods.sources names (none in the committed study)
+        return item in ((params.get("label_methods") or {}).get("sources") or [])
     return group not in ("prm_data", "train_prm") or item in params["train_prm"]["sources"]
 
 

@@ -14,6 +14,9 @@
   `consensus`, MC's hard labels there); the second the judge's labels on exactly the policy responses that
   `human_onpolicy` labels (the toy world's human - judge gap without the set's size and epochs).
 - `SOFT`: the sources whose PRMs train on MC's soft values (a regression loss), not on 0/1 labels.
+- `METHODS`: the field's newer labelling methods, each a source made by its own stage, label_method@<source>
+  (prmlab.label_methods): `mc_agree` (two-model agreement filter), `judge_ref` (reference-guided judge),
+  `judge_active` (uncertainty-selected judging). None is in the committed study (its protocol fixes its sources).
 - `CEILING`: the name of the oracle PRM that stage ceiling@toy trains at the budget that meets the exact-label targets (prmlab.report.study.meets_exact_label_targets).
 """
 
@@ -23,5 +26,6 @@ HUMAN_SOURCES = ("prm800k", "math_shepherd")
 TOY_HUMAN = "human"
 TOY_HUMAN_CONTROLS = ("human_onpolicy", "human_exact")
 TOY_HUMANS = (TOY_HUMAN, *TOY_HUMAN_CONTROLS)  # every source stage toy_human@toy writes
-KNOWN = SOURCES + HUMAN_SOURCES + TOY_HUMANS
+METHODS = ("mc_agree", "judge_ref", "judge_active")  # stage label_method@<source> writes data/labels/methods/<source>.jsonl
+KNOWN = SOURCES + HUMAN_SOURCES + TOY_HUMANS + METHODS
 CEILING = "oracle_ceiling"  # not a source: the oracle PRM at the ceiling's budget (stage ceiling@toy), scored beside them

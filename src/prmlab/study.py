@@ -102,9 +102,11 @@ def profile_stages(project_dir: str | Path = ".") -> list[str]:
     """The stage groups the project's params.yaml profile has, in order (what `prmlab run` runs by default)."""
     path = Path(project_dir) / "params.yaml"
     profile = load_params("profile", ProfileConfig, path)
-    human = bool(read_params(path).get("human_labels"))
-    # human_data exists only where params human_labels names a file
-    return [s for s in STAGES if profile.has(s) and (s != "human_data" or human)]
+    params = read_params(path)
+    human = bool(params.get("human_labels"))
+    methods = bool((params.get("label_methods") or {}).get("sources"))
+    # human_data exists only where params human_labels names a file, label_method where label_methods.sources names one
+    return [s for s in STAGES if profile.has(s) and (s != "human_data" or human) and (s != "label_method" or methods)]
 
 
 def seed_overrides(params: dict, k: int) -> list[str]:

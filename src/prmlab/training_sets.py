@@ -10,10 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from prmlab.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and_responses
+from prmlab.method_labels import MethodLabel
 from prmlab.params import ParamsError
 from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, Response, labels_from_first_error
 from prmlab.result import Done
-from prmlab.sources import HUMAN_SOURCES, SOFT, SOURCES, TOY_HUMANS
+from prmlab.sources import HUMAN_SOURCES, METHODS, SOFT, SOURCES, TOY_HUMANS
 
 MATCHED = {"judge_matched": ("judge", "human_onpolicy")}  # a source: (the labels it takes, the set whose responses it labels)
 
@@ -163,8 +164,18 @@ def labels_fitting(path: str, cls, responses: list[Response], samples: str) -> d
                             f"(response {lab.response_id} has {n} steps)")
         if isinstance(lab, MCLabel) and len(lab.hard) > n:
             raise DataError(f"{path}:{ln}: field 'hard': {len(lab.hard)} labels for a response of {n} steps")
+        if isinstance(lab, MethodLabel) and len(lab.labels) > n:
+            raise DataError(f"{path}:{ln}: field 'labels': {len(lab.labels)} labels for a response of {n} steps")
         out[lab.response_id] = lab
     return out
+
+
+def method_set(problems: dict[str, Problem], responses: list[Response], labels: dict[str, MethodLabel]) -> list[PRMExample]:
+    """A newer method's training set (prmlab.label_methods): every response with a kept step label, its steps up to
+    the last one kept (a filter keeps labels from step 0 up to where its two estimates part)."""
+    return [PRMExample(prompt=problems[r.problem_id].question, completions=r.steps[: len(lab.labels)], labels=lab.labels,
+                       response_id=r.response_id)
+            for r in responses if (lab := labels.get(r.response_id)) is not None and lab.labels]
 
 
 def prepare_consensus(a, cfg: dict) -> tuple:
@@ -185,6 +196,12 @@ def prepare_consensus(a, cfg: dict) -> tuple:
     if "oracle" in cfg["train_prm"].sources and not any(r.true_first_error is not None for r in responses):
         raise ParamsError("train_prm.sources names 'oracle', but these responses carry no verifier labels "
                           "(only the toy world has them); drop it from the list")
+    if source in METHODS:  # stage label_method@<source> wrote its labels (params label_methods.sources names it)
+        path = Path(getattr(a, "methods", "data/labels/methods")) / f"{source}.jsonl"
+        if not path.exists():
+            raise ParamsError(f"train_prm.sources names {source!r}, but {path} was never written (stage "
+                              f"label_method@{source}: add {source!r} to params label_methods.sources)")
+        return source, path, method_set(problems, responses, labels_fitting(str(path), MethodLabel, responses, a.samples))
     only = None
     if source in MATCHED:  # the responses another source's set labels: its file's response ids, each a policy response
         path = Path(a.human) / f"{MATCHED[source][1]}.jsonl"

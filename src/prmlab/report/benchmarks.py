@@ -340,6 +340,68 @@ def mc_search(runs: list[dict]) -> list[str]:
     return md
 
 
+def labelling_methods(b: dict) -> list[str]:
+    """Every labelling method against the verifier (bench_labelling.py): rows by cost, the frontier marked."""
+    def share(x):
+        return "-" if x is None else f"{100 * x:.1f}"
+
+    def per_model(d: dict | None) -> str:
+        return "-" if not d else ", ".join(f"{k} {v:,}" for k, v in d.items())
+
+    scope = f"the first {b['responses']} responses" if b.get("limit") else f"all {b['responses']} responses"
+    md = ["## Every labelling method against exact truth: labelling methods by cost (`benchmarks/bench_labelling.py`)", "",
+          f"The committed study's training responses ({scope}, {b['problems']} problems), each method's labels scored "
+          "against the toy verifier's first errors. Sorted by model calls (generations; PRM forward passes apart); "
+          "**bold**: on the cost-accuracy frontier (first-error accuracy above every cheaper row's). Accuracy is over "
+          "the responses a method keeps whole (its first error named), with a 95% interval bootstrapped over problems "
+          f"({b['boot']} resamples); \"read back\": labels the study's stages wrote, whose tokens and wall time were not "
+          "measured here. Plot: `reports/benchmarks/labelling_methods.png`.", "",
+          "| method | labels | model calls | generated tokens | share of exhaustive MC's rollouts (%) | PRM passes | "
+          "wall (s) | kept (%) | first-error acc. (%) | on right answers | on wrong answers | step-label agreement (%) |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in b["rows"]:
+        c, x = r["cost"], r["accuracy"]
+        acc = share(x["first_error_accuracy"])
+        if x["first_error_accuracy_ci"]:
+            acc += f" [{share(x['first_error_accuracy_ci'][0])}, {share(x['first_error_accuracy_ci'][1])}]"
+        name = f"**{r['method']}**" if r["frontier"] else r["method"]
+        wall = "-" if c.get("wall_s") is None else f"{c['wall_s']:.0f}"
+        md.append(f"| {name} | {r['labels']} | {per_model(c.get('model_calls')) if c.get('model_calls') else 0} | "
+                  f"{per_model(c.get('generated_tokens'))} | {share(c.get('rollouts_share_of_exhaustive'))} | "
+                  f"{c.get('prm_forward_passes', '-')} | {wall} | "
+                  f"{share(x['kept_share'])} | {acc} | {share(x['first_error_accuracy_right_answers'])} | "
+                  f"{share(x['first_error_accuracy_wrong_answers'])} | {share(x['step_label_agreement'])} |")
+    notes = [f"- {r['method']}: {r['notes']}" for r in b["rows"] if r.get("notes")]
+    return md + ([""] + notes if notes else []) + [""]
+
+
+GUIDE = Path("docs/labelling-methods.md")
+GUIDE_BEGIN, GUIDE_END = "<!-- budget guide: benchmarks/write_report.py -->", "<!-- end of budget guide -->"
+
+
+def budget_guide(b: dict) -> list[str]:
+    """docs/labelling-methods.md's picks, from bench_labelling.py's rows: for each budget (model calls per response,
+    up to each frontier row's), the frontier's most accurate method within it."""
+    n = max(b["responses"], 1)
+    rows = [r for r in b["rows"] if r["frontier"]]
+    md = [f"From `reports/benchmarks/labelling_methods.json` ({b['responses']} responses of the committed study; "
+          "accuracy: first errors right against the verifier, on the responses a method keeps whole).", "",
+          "| budget: model calls per response, up to | pick | first-error accuracy (%) | kept (%) |", "|---|---|---|---|"]
+    for r in rows:
+        x, ci = r["accuracy"], r["accuracy"]["first_error_accuracy_ci"]
+        acc = f"{100 * x['first_error_accuracy']:.1f}" + (f" [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]" if ci else "")
+        md.append(f"| {r['cost']['generations'] / n:.2f} | {r['method']} | {acc} | {100 * x['kept_share']:.1f} |")
+    return md
+
+
+def fill_guide(text: str, b: dict | None) -> str:
+    """The guide's text with its generated block refilled (left as is where the benchmark has not run)."""
+    if b is None or GUIDE_BEGIN not in text or GUIDE_END not in text:
+        return text
+    head, rest = text.split(GUIDE_BEGIN, 1)
+    return head + GUIDE_BEGIN + "\n" + "\n".join(budget_guide(b)) + "\n" + GUIDE_END + rest.split(GUIDE_END, 1)[1]
+
+
 def engine_scaling(b: dict) -> list[str]:
     w = b["ways"]
     md = [f"## label_mc on 1 and 2 engine replicas (`benchmarks/bench_engine_scaling.py`, {b['machine']})", "",
@@ -473,6 +535,8 @@ def page() -> str:
                f"{e['prm_vllm_over_transformers']:.2f}x |", ""]
     if runs := [json.loads(f.read_text()) for f in sorted(D.glob("mc_search*.json"))]:
         md += mc_search(runs)
+    if b := _load("labelling_methods.json"):
+        md += labelling_methods(b)
     if b := _load("engine_scaling.json"):
         md += engine_scaling(b)
     if b := _load("backends_stage.json"):

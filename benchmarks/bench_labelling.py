@@ -1,0 +1,278 @@
+"""Benchmark: every labelling method against the toy verifier's exact truth, cost and accuracy side by side.
+
+    python -m benchmarks.bench_labelling            # the committed study's responses (all of them)
+    python -m benchmarks.bench_labelling --limit 16 # a smoke test on the first 16 responses
+
+One row per method, on the same responses (data/samples/train.jsonl): exhaustive MC with hard and with soft labels,
+binary search (OmegaPRM's rule), SCAN, the judge, consensus, the toy annotator (`human_onpolicy`: the toy's
+PRM800K annotator on the policy's own responses), and the three newer methods (prmlab.label_methods): the
+two-model agreement filter (`mc_agree`), the reference-guided judge (`judge_ref`) and uncertainty-selected judging
+(`judge_active`). Labels that exist on disk are read back, not recomputed (label_mc's, label_judge's, the toy
+annotator's, and a method's data/labels/methods/<source>.jsonl where its stage ran); their model calls are counted
+from the labels, and their generated tokens and wall time are left empty (they were not measured here). Binary
+search, SCAN and any method without labels on disk run now, with the study's own params (label_mc's sampling for
+the searches, which draw afresh; label_methods for the newer ones), and their tokens and wall time are measured.
+
+Per row: cost (model calls and generated tokens per model, the share of exhaustive MC's rollouts where it spends
+rollouts, wall time on this machine), the share of responses it keeps whole (a filter names a first error for
+fewer than all), and against the verifier: first-error accuracy on what it keeps (with a 95% interval,
+bootstrapped over problems), on right and on wrong final answers, and step-label agreement (each labelled step's 0/1
+against the verifier's, over the steps the method labels; MC soft: 1 - |soft - truth|). Rows are sorted by model
+calls (generations; PRM forward passes are listed apart), and a row is on the cost-accuracy frontier when its
+first-error accuracy beats every cheaper row's. Writes JSON (--out) and a plot (--plot) that
+benchmarks/write_report.py turns into the "labelling methods" section of reports/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+
+
+def truth_labels(r) -> list[int]:
+    """The verifier's 0/1 for every step: wrong from its first error on (the process has gone wrong), as the
+    label audit counts them (prmlab.training_sets.audit)."""
+    t = r.true_first_error
+    return [int(t == -1 or i < t) for i in range(len(r.steps))]
+
+
+def score(responses, first_errors: dict, step_labels: dict, boot: int, seed: int = 0, soft: dict | None = None) -> dict:
+    """A method's accuracy against the verifier. `first_errors`: response id -> first error (absent or None: not kept);
+    `step_labels`: response id -> its labelled steps' 0/1 (or MC's soft values in `soft`)."""
+    kept = [r for r in responses if first_errors.get(r.response_id) is not None]
+    hit = {r.response_id: first_errors[r.response_id] == r.true_first_error for r in kept}
+
+    def acc(rs):
+        rs = [r for r in rs if r.response_id in hit]
+        return sum(hit[r.response_id] for r in rs) / len(rs) if rs else None
+
+    same = total = 0.0
+    for r in responses:
+        labs = (soft or step_labels).get(r.response_id)
+        if not labs:
+            continue
+        t = truth_labels(r)
+        for i, x in enumerate(labs[: len(t)]):
+            same += 1 - abs(x - t[i]) if soft else float(x == t[i])
+            total += 1
+    # the interval: problems resampled with replacement, each bringing all its responses
+    by_problem = defaultdict(list)
+    for r in kept:
+        by_problem[r.problem_id].append(hit[r.response_id])
+    groups, rng, draws = list(by_problem.values()), random.Random(seed), []
+    for _ in range(boot if groups else 0):
+        pick = [g for _ in groups for g in [groups[rng.randrange(len(groups))]]]
+        n = sum(len(g) for g in pick)
+        draws.append(sum(sum(g) for g in pick) / n)
+    draws.sort()
+    lohi = [draws[int(0.025 * len(draws))], draws[min(len(draws) - 1, int(0.975 * len(draws)))]] if draws else None
+    return {"responses": len(responses), "kept": len(kept), "kept_share": len(kept) / max(len(responses), 1),
+            "first_error_accuracy": acc(kept), "first_error_accuracy_ci": lohi,
+            "first_error_accuracy_right_answers": acc([r for r in kept if r.correct]),
+            "first_error_accuracy_wrong_answers": acc([r for r in kept if not r.correct]),
+            "step_label_agreement": same / total if total else None, "labelled_steps": int(total)}
+
+
+def distinct_calls(responses, n: int = 1) -> int:
+    """What a judge pays: one call (of n samples) per distinct response to a problem (label_judge's rule)."""
+    return len({(r.problem_id, tuple(r.steps)) for r in responses}) * n
+
+
+def frontier(rows: list[dict]) -> None:
+    """Sort by cost (generations, then PRM passes) and mark the rows no cheaper row beats on first-error accuracy."""
+    rows.sort(key=lambda r: (r["cost"]["generations"], r["cost"].get("prm_forward_passes", 0)))
+    best = -1.0
+    for r in rows:
+        a = r["accuracy"]["first_error_accuracy"]
+        r["frontier"] = a is not None and a > best
+        best = max(best, a if a is not None else -1.0)
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in rows:
+        a, ci = r["accuracy"]["first_error_accuracy"], r["accuracy"]["first_error_accuracy_ci"]
+        if a is None:
+            continue
+        x = r["cost"]["generations"] + 1  # +1: the annotator's zero calls sit on a log axis
+        err = [[a - ci[0]], [ci[1] - a]] if ci else None
+        ax.errorbar([x], [a], yerr=err, fmt="o" if r["frontier"] else "s", color="C0" if r["frontier"] else "C7", capsize=3)
+        ax.annotate(r["method"], (x, a), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("model calls (generations) + 1, log scale")
+    ax.set_ylabel("first-error accuracy vs the verifier (kept responses)")
+    ax.set_title("Labelling methods: accuracy against cost (95% bootstrap intervals over problems)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--problems", default="data/problems/train.jsonl")
+    ap.add_argument("--samples", default="data/samples/train.jsonl")
+    ap.add_argument("--mc", default="data/labels/mc.jsonl")
+    ap.add_argument("--judge", default="data/labels/judge.jsonl")
+    ap.add_argument("--human", default="data/human/human_onpolicy.jsonl", help="the toy annotator on the policy's responses")
+    ap.add_argument("--methods", default="data/labels/methods", help="label_method@<source>'s labels, read back where present")
+    ap.add_argument("--params", default="params.yaml")
+    ap.add_argument("--limit", type=int, default=0, help="the first N responses only (0: all)")
+    ap.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the problems")
+    ap.add_argument("--out", default="reports/benchmarks/labelling_methods.json")
+    ap.add_argument("--plot", default="reports/benchmarks/labelling_methods.png")
+    a = ap.parse_args()
+
+    import dataclasses
+
+    from prmlab.generation import make_generator
+    from prmlab.generation_config import BackendConfig
+    from prmlab.io import read_jsonl, read_problems_and_responses, write_json
+    from prmlab.label_methods import (LabelMethodsConfig, agreed_label, ensemble_scores, load_reference_template,
+                                      reference_labels, reference_solutions, trusted)
+    from prmlab.labeling import LabelJudgeConfig, LabelMCConfig, MCStats, judge_labels, mc_search
+    from prmlab.method_labels import MethodLabel
+    from prmlab.params import load_params
+    from prmlab.prompts import load_template
+    from prmlab.records import JudgeLabel, MCLabel, PRMExample, labels_from_first_error
+    from prmlab.stage import set_threads
+
+    set_threads()
+    problems, responses = read_problems_and_responses(a.problems, a.samples)
+    if a.limit:
+        responses = responses[: a.limit]
+    if not any(r.true_first_error is not None for r in responses):
+        raise SystemExit(f"{a.samples}: no response carries the verifier's first error (only the toy world has it)")
+    ids = {r.response_id for r in responses}
+    mc = {lab.response_id: lab for lab in read_jsonl(a.mc, MCLabel) if lab.response_id in ids}
+    judge = {lab.response_id: lab for lab in read_jsonl(a.judge, JudgeLabel) if lab.response_id in ids}
+    mcc = load_params("label_mc", LabelMCConfig, a.params)
+    ljc = load_params("label_judge", LabelJudgeConfig, a.params)
+    lm = load_params("label_methods", LabelMethodsConfig, a.params)
+    policy, judge_b = (load_params(s, BackendConfig, a.params) for s in ("policy", "judge"))
+    completer = load_params("completer", BackendConfig, a.params)
+    ex_rollouts = sum(lab.rollouts for lab in mc.values())
+    rows = []
+
+    def row(method, how, fe, labels, cost, soft=None, notes=""):
+        cost = {"generations": sum(cost.get("model_calls", {}).values()), **cost}
+        if "rollouts" in cost:
+            cost["rollouts_share_of_exhaustive"] = cost["rollouts"] / ex_rollouts if ex_rollouts else None
+        rows.append({"method": method, "labels": how, "cost": cost, "notes": notes,
+                     "accuracy": score(responses, fe, labels, a.boot, soft=soft)})
+        acc = rows[-1]["accuracy"]["first_error_accuracy"]
+        print(f"{method:34s} {how:9s} calls {cost['generations']:>8}  kept {rows[-1]['accuracy']['kept_share']:.3f}  "
+              f"first-error acc {'-' if acc is None else f'{acc:.3f}'}", flush=True)
+
+    # --- read back: what the study's stages wrote
+    mc_fe = {k: v.first_error for k, v in mc.items()}
+    row("MC exhaustive, hard (mc_hard)", "read back", mc_fe, {k: v.hard for k, v in mc.items()},
+        {"model_calls": {"policy": ex_rollouts}, "rollouts": ex_rollouts})
+    row("MC exhaustive, soft (mc_soft)", "read back", mc_fe, {}, {"model_calls": {"policy": ex_rollouts},
+        "rollouts": ex_rollouts}, soft={k: v.soft for k, v in mc.items()})
+    j_fe = {k: v.first_error for k, v in judge.items()}
+    by_id = {r.response_id: r for r in responses}
+    j_labels = {k: labels_from_first_error(len(by_id[k].steps), fe) for k, fe in j_fe.items() if fe is not None}
+    j_calls = distinct_calls([r for r in responses if r.response_id in judge], ljc.n)
+    row("judge", "read back", j_fe, j_labels, {"model_calls": {"judge": j_calls}})
+    cons = {k: fe for k, fe in mc_fe.items() if fe is not None and j_fe.get(k) == fe}
+    row("consensus (MC = judge)", "read back", cons, {k: mc[k].hard for k in cons},
+        {"model_calls": {"policy": ex_rollouts, "judge": j_calls}, "rollouts": ex_rollouts})
+    if Path(a.human).exists():
+        hu = {ex.response_id: ex.labels for ex in read_jsonl(a.human, PRMExample) if ex.response_id in ids}
+        hu_fe = {k: (labs.index(0) if 0 in labs else -1) for k, labs in hu.items()}
+        row("toy annotator (human_onpolicy)", "read back", hu_fe, hu, {"model_calls": {}, "annotator_labels": len(hu)},
+            notes="the toy's noisy annotator, on the policy responses it labels")
+
+    # --- run now: the cheaper MC searches, on fresh draws of label_mc's sampling
+    gen = make_generator(policy)
+    for search in ("binary", "scan"):
+        st, t0 = MCStats(), time.monotonic()
+        labs = mc_search(search, gen, problems, responses, mcc.sampling(0), mcc.threshold, st)
+        row({"binary": "binary search (OmegaPRM's rule)", "scan": "SCAN"}[search], "run now",
+            {x.response_id: x.first_error for x in labs}, {x.response_id: x.hard for x in labs},
+            {"model_calls": {"policy": st.rollouts}, "generated_tokens": {"policy": st.generated_tokens},
+             "rollouts": st.rollouts, "wall_s": time.monotonic() - t0})
+    gen.close()
+
+    # --- the newer methods: read back where their stage ran, else run now
+    def on_disk(source):
+        f = Path(a.methods) / f"{source}.jsonl"
+        return {lab.response_id: lab for lab in read_jsonl(f, MethodLabel) if lab.response_id in ids} if f.exists() else None
+
+    got = on_disk("mc_agree")
+    cost, how = {}, "read back"
+    if got is None:
+        how, t0, st = "run now", time.monotonic(), MCStats()
+        g = make_generator(completer)
+        strong = mc_search(lm.agree.search, g, problems, responses, lm.agree.sampling(0), lm.agree.threshold, st)
+        g.close()
+        got = {r.response_id: agreed_label(r, mc.get(r.response_id), s) for r, s in zip(responses, strong)}
+        cost = {"generated_tokens": {"completer": st.generated_tokens}, "wall_s": time.monotonic() - t0}
+    strong_rollouts = sum(lab.evidence.get("strong_rollouts", 0) for lab in got.values())
+    row("two-model agreement (mc_agree)", how, {k: v.first_error for k, v in got.items()},
+        {k: v.labels for k, v in got.items()},
+        {"model_calls": {"policy": ex_rollouts, "completer": strong_rollouts}, "rollouts": ex_rollouts + strong_rollouts,
+         **cost}, notes=f"weak: the policy (label_mc's labels); strong: {completer.model}")
+
+    got, cost, how = on_disk("judge_ref"), {}, "read back"
+    if got is None:
+        how, t0 = "run now", time.monotonic()
+        refs = reference_solutions(a.problems, problems, responses, lm.reference.solutions)
+        g = make_generator(judge_b)
+        labs, c = reference_labels(g, problems, refs, responses, load_reference_template(lm.reference.template_file),
+                                   lm.reference.sampling(0))
+        g.close()
+        got = {x.response_id: x for x in labs}
+        cost = {"generated_tokens": {"judge": c["judge_tokens"]}, "wall_s": time.monotonic() - t0}
+    row("reference-guided judge (judge_ref)", how, {k: v.first_error for k, v in got.items()},
+        {k: v.labels for k, v in got.items()}, {"model_calls": {"judge": distinct_calls(
+            [r for r in responses if r.response_id in got], lm.reference.n)}, **cost},
+        notes="the study's judge with the reference solution in its prompt")
+
+    got, cost, how = on_disk("judge_active"), {}, "read back"
+    missing = [m for m in lm.active.ensemble if not Path(m).exists() and m.startswith(("models/", "/", "."))]
+    if got is None and missing:
+        print(f"judge_active skipped: ensemble PRM(s) {missing} not found (train them first)", flush=True)
+    else:
+        if got is None:
+            how, t0 = "run now", time.monotonic()
+            scores, _ = ensemble_scores(lm.active.ensemble, problems, responses, lm.active)
+            sel = [r for j, r in enumerate(responses)
+                   if not trusted([m[j] for m in scores], lm.active.pred_threshold, lm.active.std_threshold)[0]]
+            g = make_generator(judge_b)
+            judged = {x.response_id: x for x in judge_labels(g, problems, sel, load_template(ljc.style, ljc.template_file),
+                                                            ljc.style, ljc.sampling(0))}
+            g.close()
+            got = {r.response_id: MethodLabel(r.response_id, "judge_active", [] if (x := judged.get(r.response_id)) is None
+                                              or x.first_error is None else labels_from_first_error(len(r.steps), x.first_error),
+                                              None if x is None else x.first_error, {"selected": x is not None})
+                   for r in responses}
+            cost = {"wall_s": time.monotonic() - t0}
+        selected = [r for r in responses if got[r.response_id].evidence.get("selected")]
+        row("uncertainty-selected judge (judge_active)", how, {k: v.first_error for k, v in got.items()},
+            {k: v.labels for k, v in got.items()},
+            {"model_calls": {"judge": distinct_calls(selected, ljc.n)},
+             "prm_forward_passes": len(lm.active.ensemble) * len(responses), **cost},
+            notes=f"ensemble {', '.join(lm.active.ensemble)} (their own training labels not counted); "
+                  f"{len(selected)} of {len(responses)} sent to the judge")
+
+    frontier(rows)
+    out = {"responses": len(responses), "problems": len({r.problem_id for r in responses}), "limit": a.limit,
+           "exhaustive_rollouts": ex_rollouts, "boot": a.boot, "rows": rows,
+           "params": {"label_mc": dataclasses.asdict(mcc), "label_methods": dataclasses.asdict(lm)}}
+    write_json(a.out, out)
+    plot(rows, Path(a.plot))
+    print(f"wrote {a.out} and {a.plot}")
+
+
+if __name__ == "__main__":
+    main()
