@@ -103,6 +103,6 @@ def test_generation_is_a_dependency_of_the_stages_that_generate_only():
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     users = {name for name, spec in stages.items() if "src/prmlab/generation.py" in spec.get("do", spec)["deps"]}
     # eval_bon and eval_prmbench generate too: a generative verifier may be among their PRMs.
-    assert users == {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "toy_human", "ceiling",
+    assert users == {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "label_method", "toy_human", "ceiling",
                      "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "eval_prmbench",
                      "inputs"} - {"inputs"}, users
