@@ -54,7 +54,7 @@ def main() -> None:
     import yaml
 
     from benchmarks.bench_engine_scaling import machine
-    from prmlab.io import write_json
+    from prmlab.core.io import write_json
 
     d = Path(tempfile.mkdtemp(prefix="bench_backends_"))
     (d / "problems.jsonl").write_text("".join(Path("data/problems/train.jsonl").read_text().splitlines(True)[: a.problems]))

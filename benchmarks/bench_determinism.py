@@ -16,7 +16,7 @@ compares the saved weights bit for bit:
 and samples the toy policy (16 problems x 4 responses, temperature 0.7) on both kernel sets: are the
 generated texts, which become the labels, identical?
 Prints and writes, per pair, whether the weights are identical, the largest absolute difference and
-the final losses; the machine (prmlab.provenance.machine) beside them.
+the final losses; the machine (prmlab.core.provenance.machine) beside them.
 """
 
 from __future__ import annotations
@@ -39,11 +39,11 @@ def sample_once(pinned: bool) -> str:
     """md5 of the toy policy's sampled texts (16 train problems x 4, seed 3) in a fresh process."""
     code = """
 import hashlib, json
-from prmlab.generation import make_generator
-from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.io import read_jsonl
+from prmlab.engines.generation import make_generator
+from prmlab.engines.config import BackendConfig, Sampling
+from prmlab.core.io import read_jsonl
 from prmlab.prompts import policy_messages
-from prmlab.records import Problem
+from prmlab.core.records import Problem
 probs = read_jsonl("data/problems/train.jsonl", Problem)[:16]
 with make_generator(BackendConfig(model="models/policy")) as gen:
     outs = gen.chat([policy_messages(p.question) for p in probs], Sampling(n=4, temperature=0.7, top_p=0.8, max_tokens=200, seed=3))
@@ -62,11 +62,11 @@ import json, os, torch
 os.cpu_count = lambda: {threads}  # the trainer takes its threads from the cores (as scripts/seeds_plain's PRMLAB_CPUS does)
 torch.set_num_threads({threads})
 import dataclasses, random
-from prmlab.records import labels_from_first_error
-from prmlab.params import load_params
-from prmlab.records import PRMExample
+from prmlab.core.records import labels_from_first_error
+from prmlab.core.params import load_params
+from prmlab.core.records import PRMExample
 from prmlab.toy.world import canonical_steps, make_flawed, make_problems
-from prmlab.training import TrainPRMConfig, train
+from prmlab.prms.training import TrainPRMConfig, train
 cfg = dataclasses.replace(load_params("train_prm", TrainPRMConfig, {params!r}), steps={steps}, seed=0)
 rng, ex = random.Random(0), []
 for i, p in enumerate(make_problems(11, {examples}, "det")):  # 60% flawed (a slip or a wrong operand), exact labels
@@ -115,7 +115,7 @@ def main() -> None:
     print(f"sampled texts: {samples} -> identical {len(set(samples.values())) == 1}")
     import torch
 
-    from prmlab.provenance import machine
+    from prmlab.core.provenance import machine
 
     res = {"steps": a.steps, "examples": a.examples, "torch": torch.__version__, "cpus": os.cpu_count(),
            "machine": machine(), "runs": runs, "pairs": pairs, "samples": samples,

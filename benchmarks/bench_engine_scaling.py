@@ -40,11 +40,11 @@ def main() -> None:
 
     import torch
 
-    from prmlab.engine import Engine, RayConfig
-    from prmlab.generation_config import BackendConfig
-    from prmlab.io import read_problems_and_responses, write_json
-    from prmlab.labeling import LabelMCConfig, mc_shard
-    from prmlab.params import load_params
+    from prmlab.core.io import read_problems_and_responses, write_json
+    from prmlab.core.params import load_params
+    from prmlab.engines.cluster import Engine, RayConfig
+    from prmlab.engines.config import BackendConfig
+    from prmlab.pipeline.labeling import LabelMCConfig, mc_shard
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     c = dataclasses.replace(load_params("label_mc", LabelMCConfig, a.params), shard_size=a.shard_size, search="exhaustive")

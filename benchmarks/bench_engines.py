@@ -43,13 +43,13 @@ def main() -> None:
 
     import random
 
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig, Sampling
-    from prmlab.io import read_jsonl, write_json
-    from prmlab.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
-    from prmlab.layouts import make_scorer
+    from prmlab.core.io import read_jsonl, write_json
+    from prmlab.core.records import Problem, Response
+    from prmlab.engines.config import BackendConfig, Sampling
+    from prmlab.engines.generation import make_generator
+    from prmlab.pipeline.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
+    from prmlab.prms.layouts import make_scorer
     from prmlab.prompts import policy_messages
-    from prmlab.records import Problem, Response
     from prmlab.toy.world import canonical_steps, make_flawed, verify
 
     probs = read_jsonl(a.problems, Problem)[: a.n_prompts]

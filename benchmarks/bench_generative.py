@@ -2,7 +2,7 @@
 
     python -m benchmarks.bench_generative --items 24 --votes 1 8 [--out reports/benchmarks/generative_cpu.json]
 
-The toy judge (models/judge) as the `toy_judge` layout (prmlab.generative.ToyJudgeScorer) scores `--items` toy
+The toy judge (models/judge) as the `toy_judge` layout (prmlab.prms.generative.ToyJudgeScorer) scores `--items` toy
 responses (seeded toy-world problems, half with a slip), batched through the transformers backend on this
 machine, with the family's sampling at each k (k = 1: greedy; k > 1: T 1.0, top_p 0.9). Prints, per k: seconds
 per item (median of --repeats runs, the model loaded once outside the timing), prompt and generated tokens per
@@ -45,8 +45,8 @@ def main() -> None:
     a = ap.parse_args()
     import torch
 
-    from prmlab.generative import ToyJudgeScorer, VerifierConfig
-    from prmlab.metrics import first_below, processbench_scores
+    from prmlab.analysis.metrics import first_below, processbench_scores
+    from prmlab.prms.generative import ToyJudgeScorer, VerifierConfig
 
     items, labels = toy_items(a.items)
     rows = []

@@ -5,7 +5,7 @@
 
 One row per method, on the same responses (data/samples/train.jsonl): exhaustive MC with hard and with soft labels,
 binary search (OmegaPRM's rule), SCAN, the judge, consensus, the toy annotator (`human_onpolicy`: the toy's
-PRM800K annotator on the policy's own responses), and the three newer methods (prmlab.label_methods): the
+PRM800K annotator on the policy's own responses), and the three newer methods (prmlab.pipeline.label_methods): the
 two-model agreement filter (`mc_agree`), the reference-guided judge (`judge_ref`) and uncertainty-selected judging
 (`judge_active`). Labels that exist on disk are read back, not recomputed (label_mc's, label_judge's, the toy
 annotator's, and a method's data/labels/methods/<source>.jsonl where its stage ran); their model calls are counted
@@ -34,7 +34,7 @@ from pathlib import Path
 
 def truth_labels(r) -> list[int]:
     """The verifier's 0/1 for every step: wrong from its first error on (the process has gone wrong), as the
-    label audit counts them (prmlab.training_sets.audit)."""
+    label audit counts them (prmlab.pipeline.training_sets.audit)."""
     t = r.true_first_error
     return [int(t == -1 or i < t) for i in range(len(r.steps))]
 
@@ -133,17 +133,24 @@ def main() -> None:
 
     import dataclasses
 
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
-    from prmlab.io import read_jsonl, read_problems_and_responses, write_json
-    from prmlab.label_methods import (LabelMethodsConfig, agreed_label, ensemble_scores, load_reference_template,
-                                      reference_labels, reference_solutions, trusted)
-    from prmlab.labeling import LabelJudgeConfig, LabelMCConfig, MCStats, judge_labels, mc_search
-    from prmlab.method_labels import MethodLabel
-    from prmlab.params import load_params
+    from prmlab.core.io import read_jsonl, read_problems_and_responses, write_json
+    from prmlab.core.params import load_params
+    from prmlab.core.records import JudgeLabel, MCLabel, PRMExample, labels_from_first_error
+    from prmlab.core.stage import set_threads
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import make_generator
+    from prmlab.pipeline.label_methods import (
+        LabelMethodsConfig,
+        agreed_label,
+        ensemble_scores,
+        load_reference_template,
+        reference_labels,
+        reference_solutions,
+        trusted,
+    )
+    from prmlab.pipeline.labeling import LabelJudgeConfig, LabelMCConfig, MCStats, judge_labels, mc_search
+    from prmlab.pipeline.method_labels import MethodLabel
     from prmlab.prompts import load_template
-    from prmlab.records import JudgeLabel, MCLabel, PRMExample, labels_from_first_error
-    from prmlab.stage import set_threads
 
     set_threads()
     problems, responses = read_problems_and_responses(a.problems, a.samples)

@@ -9,7 +9,7 @@ seeded sample of gsm8k and math:
 - prmlab: layout_scorer (a LayoutScorer subclass per layout), length-sorted batches under a token budget, all steps in one pass;
 - the layout's reference procedure (the model card's one-item loop; RLHFlow: ProcessBench-style
   one chat call per step; an ORM: one call per prefix of steps), as tests/test_layouts.py runs it.
-With `--vllm`, the layouts vLLM's pooling runner serves (qwen, math_shepherd, trl: prmlab.layouts.VLLM_LAYOUTS) are
+With `--vllm`, the layouts vLLM's pooling runner serves (qwen, math_shepherd, trl: prmlab.prms.layouts.VLLM_LAYOUTS) are
 also scored through it, in the same run (after the others: vLLM holds memory until closed).
 Prints responses/s of each (medians of --repeats alternating runs), their ratio (targets: >= 1.0x the model card's loop, >= 10x the per-step
 chat loop), the largest score difference (they must agree), and on a GPU the peak memory. Measured,
@@ -29,7 +29,7 @@ import torch
 
 from benchmarks import positive_int
 from benchmarks.layout_models import build, reference_scores
-from prmlab.layouts import LAYOUTS, VLLM_LAYOUTS, layout_scorer, make_scorer
+from prmlab.prms.layouts import LAYOUTS, VLLM_LAYOUTS, layout_scorer, make_scorer
 
 DIMS = {"tiny": None,
         "toy": {"hidden_size": 128, "num_hidden_layers": 4, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -55,7 +55,7 @@ def main() -> None:
     a = ap.parse_args()
     import random
 
-    from prmlab.data import load_processbench
+    from prmlab.pipeline.data import load_processbench
 
     items = []
     for subset in ("gsm8k", "math"):  # a seeded sample: real lengths (the per-step loop's cost grows with steps squared)
@@ -86,7 +86,7 @@ def main() -> None:
             diff = max((abs(x - y) for o, r in zip(ours, ref) for x, y in zip(o, r)), default=0.0)
             tokens = None
             if lay in BASELINE:  # the loop's tokens over one pass's: the ratio's ceiling where compute is the bottleneck
-                from prmlab.layouts import rlhflow_conversation
+                from prmlab.prms.layouts import rlhflow_conversation
 
                 tok = sc.tok
                 if lay == "rlhflow":

@@ -22,7 +22,7 @@ import hashlib
 import time
 from pathlib import Path
 
-from prmlab.labeling import SEARCHES, agreement
+from prmlab.pipeline.labeling import SEARCHES, agreement
 
 
 def locked_md5(stage: str, path: str) -> str | None:
@@ -48,12 +48,12 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/mc_search.json")
     a = ap.parse_args()
 
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
-    from prmlab.io import read_problems_and_responses, write_json, write_jsonl
-    from prmlab.labeling import LabelMCConfig, MCStats, _Rollouts, mc_exhaustive, mc_search
-    from prmlab.params import load_params
-    from prmlab.stage import set_threads
+    from prmlab.core.io import read_problems_and_responses, write_json, write_jsonl
+    from prmlab.core.params import load_params
+    from prmlab.core.stage import set_threads
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import make_generator
+    from prmlab.pipeline.labeling import LabelMCConfig, MCStats, _Rollouts, mc_exhaustive, mc_search
 
     set_threads()
     c = load_params("label_mc", LabelMCConfig, a.params)

@@ -71,10 +71,10 @@ def eval_draw(toy, n: int, mix: bool = False):
 
 
 def sample_cached(eng, path: Path, problems, cfg) -> tuple[list, float]:
-    """Responses (cached with the seconds they took) from an engine (prmlab.engine), by the sample stage's shards."""
-    from prmlab.io import read_jsonl, write_jsonl
-    from prmlab.records import Response
-    from prmlab.sampling import sample_shard
+    """Responses (cached with the seconds they took) from an engine (prmlab.engines.cluster), by the sample stage's shards."""
+    from prmlab.core.io import read_jsonl, write_jsonl
+    from prmlab.core.records import Response
+    from prmlab.pipeline.sampling import sample_shard
 
     if path.exists():
         meta = json.loads(path.with_suffix(".json").read_text())
@@ -94,9 +94,9 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
     and its Best-of-8 (product, min) on eval_probs against a random pick and maj@8 (the paired
     difference with its interval), overall and on normal and hard problems apart, with the
     within-problem response AUC."""
-    from prmlab.bon import bon_table, bon_within_auc, group, prm_bon, response_scores
-    from prmlab.layouts import make_scorer
-    from prmlab.processbench import eval_prm
+    from prmlab.pipeline.bon import bon_table, bon_within_auc, group, prm_bon, response_scores
+    from prmlab.pipeline.processbench import eval_prm
+    from prmlab.prms.layouts import make_scorer
 
     t = time.perf_counter()
     with make_scorer("transformers", prm, 32, 4096) as scorer:  # eval_processbench's and eval_bon's pieces
@@ -121,8 +121,8 @@ def measure(prm: str, items: dict, tune: str, eval_probs, bon_rs) -> dict:
 
 
 def load_items(path: str) -> dict:
-    from prmlab.io import read_jsonl
-    from prmlab.records import ProcessBenchItem
+    from prmlab.core.io import read_jsonl
+    from prmlab.core.records import ProcessBenchItem
 
     items_all = read_jsonl(path, ProcessBenchItem)
     return {s: [i for i in items_all if i.subset == s] for s in dict.fromkeys(i.subset for i in items_all)}
@@ -150,16 +150,16 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_budget.json")
     a = ap.parse_args()
 
-    from prmlab.engine import Engine
-    from prmlab.generation_config import BackendConfig
-    from prmlab.io import write_json
-    from prmlab.params import from_mapping, load_params
-    from prmlab.processbench import EvalPBConfig
-    from prmlab.sampling import SampleConfig
-    from prmlab.stage import set_threads
+    from prmlab.core.io import write_json
+    from prmlab.core.params import from_mapping, load_params
+    from prmlab.core.stage import set_threads
+    from prmlab.engines.cluster import Engine
+    from prmlab.engines.config import BackendConfig
+    from prmlab.pipeline.processbench import EvalPBConfig
+    from prmlab.pipeline.sampling import SampleConfig
+    from prmlab.pipeline.training_sets import training_set
+    from prmlab.prms.training import TrainPRMConfig, train
     from prmlab.toy.world import ToyWorldConfig, make_problems
-    from prmlab.training import TrainPRMConfig, train
-    from prmlab.training_sets import training_set
 
     set_threads()
     work = Path(a.work)

@@ -35,7 +35,7 @@ METRICS = ("f1_heldout", "step_auc_heldout", "bon_product")
 
 def seed_spread(results: dict, steps: int) -> dict:
     """source -> metric -> mean, 95% t-interval across the seeds measured at `steps`, and the points."""
-    from prmlab.findings import t_interval
+    from prmlab.analysis.findings import t_interval
 
     by_source: dict[str, list[dict]] = {}
     for r in runs_at(results, steps):
@@ -63,16 +63,16 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_seeds.json")
     a = ap.parse_args()
 
-    from prmlab.engine import Engine
-    from prmlab.generation_config import BackendConfig
-    from prmlab.io import read_jsonl, write_json
-    from prmlab.params import load_params
-    from prmlab.processbench import EvalPBConfig
-    from prmlab.records import PRMExample
-    from prmlab.sampling import SampleConfig
-    from prmlab.stage import set_threads
+    from prmlab.core.io import read_jsonl, write_json
+    from prmlab.core.params import load_params
+    from prmlab.core.records import PRMExample
+    from prmlab.core.stage import set_threads
+    from prmlab.engines.cluster import Engine
+    from prmlab.engines.config import BackendConfig
+    from prmlab.pipeline.processbench import EvalPBConfig
+    from prmlab.pipeline.sampling import SampleConfig
+    from prmlab.prms.training import TrainPRMConfig, train
     from prmlab.toy.world import ToyWorldConfig
-    from prmlab.training import TrainPRMConfig, train
 
     t0 = time.perf_counter()
     set_threads()

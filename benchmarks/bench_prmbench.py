@@ -4,7 +4,7 @@
     python -m benchmarks.bench_prmbench --dims mid --per-class 40 --out reports/benchmarks/prmbench_gpu.json  # a GPU
 
 One checkpoint in the qwen layout (benchmarks/layout_models.py; `--dims toy`, the toy policy's shape, by default;
-`mid` a 0.5B-class Qwen2 shape) on `--per-class` real PRMBench items of each classification (prmlab.prmbench's
+`mid` a 0.5B-class Qwen2 shape) on `--per-class` real PRMBench items of each classification (prmlab.pipeline.prmbench's
 `head_per_class` over ../shared/data/prmbench, the harness's items and step-prefix stripping):
 - prmlab: eval_prmbench's scoring (`score_items` over `layout_scorer`: length-sorted batches under a token budget,
   on a CPU only equal lengths share a batch);
@@ -36,7 +36,7 @@ SYSTEM = "Please reason step by step, and put your final answer within \\boxed{}
 
 def harness_scores(model, tok, items, batch_size: int, max_length: int, device: str) -> dict[str, list[float]]:
     """The harness's QwenPRM: getitem_function per item, batches in file order, padded, make_step_rewards."""
-    from prmlab.prmbench import strip_step_prefix
+    from prmlab.pipeline.prmbench import strip_step_prefix
 
     sep = tok.encode("<extra_0>")[0]
     out = {}
@@ -73,9 +73,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=positive_int, default=3)
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
-    from prmlab.layouts import layout_scorer
-    from prmlab.prm import Qwen2ForProcessRewardModel
-    from prmlab.prmbench import head_per_class, load_prmbench, score_items
+    from prmlab.pipeline.prmbench import head_per_class, load_prmbench, score_items
+    from prmlab.prms.layouts import layout_scorer
+    from prmlab.prms.model import Qwen2ForProcessRewardModel
 
     items = head_per_class(load_prmbench(a.prmbench), a.per_class)
     gpu = torch.cuda.is_available()

@@ -11,7 +11,7 @@ path is also seen to learn the same. Variants:
 - `trainer`: the transformers-Trainer loop as it was at commit 521c1cc (random padded batches), loaded
   from git, so "today's" is the code that ran, not a re-creation;
 - `padded`: the new loop on the same random padded batches (what the loop alone changes);
-- `packed`: one row per batch, no padding (prmlab.prm.pack), attention per example;
+- `packed`: one row per batch, no padding (prmlab.prms.model.pack), attention per example;
 - `packed x2`: the same in 2 processes of half the batch each (DDP; on a CPU each gets half the cores);
 - `grouped`: length-grouped padded batches (less padding, less random batches).
 `--shape 1.5b` replaces the toy policy by a randomly initialised Qwen2 of the 1.5B shape (hidden 1536, 28
@@ -41,13 +41,13 @@ TODAY = "521c1cc"  # the last commit with the transformers-Trainer loop (the bas
 
 
 def old_trainer(today_file: str | None = None):
-    """prmlab.training as of TODAY, imported from git (or from `today_file`, that file saved by
+    """prmlab.prms.training as of TODAY, imported from git (or from `today_file`, that file saved by
     `git show`, on a machine without the repo's history) as its own module."""
     src = Path(today_file).read_text() if today_file else subprocess.run(
-        ["git", "show", f"{TODAY}:src/prmlab/training.py"], capture_output=True, text=True, check=True).stdout
-    # its config checks its sources against lists that moved to prmlab.sources since; the training is untouched
-    src = src.replace("from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN", "from prmlab.sources import HUMAN_SOURCES, TOY_HUMAN")
-    src = src.replace("from prmlab.labeling import SOURCES", "from prmlab.sources import SOURCES")
+        ["git", "show", f"{TODAY}:src/prmlab/prms/training.py"], capture_output=True, text=True, check=True).stdout
+    # its config checks its sources against lists that moved to prmlab.core.sources since; the training is untouched
+    src = src.replace("from prmlab.pipeline.human_labels import HUMAN_SOURCES, TOY_HUMAN", "from prmlab.core.sources import HUMAN_SOURCES, TOY_HUMAN")
+    src = src.replace("from prmlab.pipeline.labeling import SOURCES", "from prmlab.core.sources import SOURCES")
     path = Path(tempfile.mkdtemp()) / "training_521c1cc.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("training_521c1cc", path)
@@ -58,9 +58,9 @@ def old_trainer(today_file: str | None = None):
 
 
 def study_examples(params: dict):
-    from prmlab.io import read_jsonl
-    from prmlab.records import Problem, Response
-    from prmlab.training_sets import training_set
+    from prmlab.core.io import read_jsonl
+    from prmlab.core.records import Problem, Response
+    from prmlab.pipeline.training_sets import training_set
 
     if not Path("data/samples/train.jsonl").exists():
         sys.exit("bench_train: data/samples/train.jsonl is missing; run `dvc repro sample` (or `dvc pull`) first")
@@ -70,7 +70,7 @@ def study_examples(params: dict):
 
 def processbench_examples(root: Path, n: int):
     """ProcessBench items as PRM examples: the steps, labelled by the item's first error."""
-    from prmlab.records import PRMExample, labels_from_first_error
+    from prmlab.core.records import PRMExample, labels_from_first_error
 
     out = []
     for f in sorted(root.glob("*.json")):
@@ -127,7 +127,7 @@ def run_variant(which: str, cfg, old, examples, policy: str, work: Path, n_param
     """One training run of a variant: its figures and loss curve."""
     import torch
 
-    from prmlab.training import train
+    from prmlab.prms.training import train
 
     if torch.cuda.is_available():  # the last variant's model and optimizer gone, so peaks are this variant's
         gc.collect()
@@ -136,9 +136,9 @@ def run_variant(which: str, cfg, old, examples, policy: str, work: Path, n_param
     curve = Curve()
     t0 = time.monotonic()
     if which == "old":
-        import prmlab.prm
+        import prmlab.prms.model
 
-        counted, real_collate = [0, 0], prmlab.prm.collate
+        counted, real_collate = [0, 0], prmlab.prms.model.collate
 
         def counting(feats, pad, counted=counted):  # the old trainer reports no token count: counted here
             b = real_collate(feats, pad)
@@ -146,11 +146,11 @@ def run_variant(which: str, cfg, old, examples, policy: str, work: Path, n_param
             counted[1] += b["attention_mask"].numel()
             return b
 
-        prmlab.prm.collate = counting
+        prmlab.prms.model.collate = counting
         m = old.train(examples, policy, str(work / "prm"), old.TrainPRMConfig(**{
             k: getattr(cfg, k) for k in ("lr", "steps", "batch_size", "grad_accum", "max_length", "warmup_ratio",
                                          "weight_decay", "seed", "bf16")}), soft=False, run=curve)
-        prmlab.prm.collate = real_collate
+        prmlab.prms.model.collate = real_collate
         m["tokens_per_s"], m["padding_share"] = counted[0] / m["seconds"], 1 - counted[0] / counted[1]
     else:
         m = train(examples, policy, str(work / "prm"), cfg, soft=False, run=curve)
@@ -174,8 +174,8 @@ def varlen_check(policy: str, examples, n: int = 8) -> dict:
     and with the per-example sdpa (PACKED_SDPA). The same examples, so the same loss up to bf16 rounding."""
     import torch
 
-    from prmlab.prm import PACKED_SDPA, PACKED_VARLEN, collate, pack, prm_loss, training_features
-    from prmlab.training import init_prm
+    from prmlab.prms.model import PACKED_SDPA, PACKED_VARLEN, collate, pack, prm_loss, training_features
+    from prmlab.prms.training import init_prm
 
     tok, model = init_prm(policy, 0)
     model.cuda().train()
@@ -222,7 +222,7 @@ def main() -> None:
                     "(one round's figures moved by +-8% on this machine)")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--out", default="reports/benchmarks/train.json")
-    ap.add_argument("--today-file", help="today's trainer as `git show 521c1cc:src/prmlab/training.py` saved it, "
+    ap.add_argument("--today-file", help="today's trainer as `git show 521c1cc:src/prmlab/prms/training.py` saved it, "
                     "where there is no git history (a GPU machine's copy of the tree)")
     ap.add_argument("--processbench", default="../shared/data/processbench", help="ProcessBench's folder (--examples processbench)")
     a = ap.parse_args()
@@ -231,7 +231,7 @@ def main() -> None:
     import transformers
     import yaml
 
-    from prmlab.training import TrainPRMConfig
+    from prmlab.prms.training import TrainPRMConfig
 
     params = yaml.safe_load(Path(a.params).read_text())
     policy = params["policy"]["model"]
@@ -253,7 +253,7 @@ def main() -> None:
                 "grouped": ("new", dataclasses.replace(base, batching="grouped"))}
     check = None
     if a.shape != "toy":
-        from prmlab.prm import varlen_available
+        from prmlab.prms.model import varlen_available
 
         variants.pop("packed x2")  # one GPU
         # the GPU's packed attention: torch's varlen kernel where there is one (else the per-example sdpa again)

@@ -4,7 +4,7 @@
 
 On `--problems` normal and as many hard problems (prmlab.toy.world.make_problems, hard_share 0 and 1),
 the committed toy policy samples `--n` responses each (the study's sampling settings), MC estimation
-labels them with `--k` rollouts per step (the study's label_mc code), and prmlab.training_sets.audit scores
+labels them with `--k` rollouts per step (the study's label_mc code), and prmlab.pipeline.training_sets.audit scores
 the MC labels against the exact verifier, per kind of problem:
 - the policy's accuracy and its share of right answers through a wrong step (the study's band:
   40-75% accuracy, >= 5% flawed among right);
@@ -40,12 +40,12 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(a.threads)
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig, Sampling
-    from prmlab.labeling import MCStats, mc_exhaustive
-    from prmlab.sampling import SampleConfig, sample_responses
+    from prmlab.engines.config import BackendConfig, Sampling
+    from prmlab.engines.generation import make_generator
+    from prmlab.pipeline.labeling import MCStats, mc_exhaustive
+    from prmlab.pipeline.sampling import SampleConfig, sample_responses
+    from prmlab.pipeline.training_sets import audit
     from prmlab.toy.world import make_problems
-    from prmlab.training_sets import audit
 
     res: dict = {"policy": a.policy, "n": a.n, "k": a.k, "hard_max_steps": a.hard_max_steps,
                  "hard_max_value": a.hard_max_value, "kinds": {}}
@@ -75,10 +75,10 @@ def main() -> None:
                   f"false alarms {100 * au['false_alarm_rate']:.1f}%, missed errors {100 * au['missed_error_rate']:.1f}% "
                   f"({row['seconds']:.0f} s)", flush=True)
     if judged:  # after the policy is released: one model in memory at a time
-        from prmlab.labeling import LabelJudgeConfig, judge_labels
-        from prmlab.params import load_params
+        from prmlab.core.params import load_params
+        from prmlab.pipeline.labeling import LabelJudgeConfig, judge_labels
+        from prmlab.pipeline.training_sets import agreement_counts, audit_table
         from prmlab.prompts import load_template
-        from prmlab.training_sets import agreement_counts, audit_table
 
         jcfg = load_params("label_judge", LabelJudgeConfig, a.params)
         template = load_template(jcfg.style, jcfg.template_file)

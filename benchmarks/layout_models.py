@@ -1,4 +1,4 @@
-"""Randomly initialised checkpoints in each released PRM layout (prmlab.layouts), built locally:
+"""Randomly initialised checkpoints in each released PRM layout (prmlab.prms.layouts), built locally:
 config, tokenizer with the layout's special tokens, safetensors weights. Tests check prmlab's scorers
 against each layout's reference loop on them (tests/test_layouts.py); bench_layouts.py times them.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from prmlab.layouts import EURUS_COEF, SHEPHERD_TAG, PRMSpec
+from prmlab.prms.layouts import EURUS_COEF, SHEPHERD_TAG, PRMSpec
 
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
         "intermediate_size": 64, "max_position_embeddings": 8192}
@@ -63,7 +63,7 @@ def build(layout: str, out: str | Path, tokenizer_dir: str, dims: dict | None = 
         Qwen2ForTokenClassification,
     )
 
-    from prmlab.prm import Qwen2ForProcessRewardModel, Qwen2ForRewardModel
+    from prmlab.prms.model import Qwen2ForProcessRewardModel, Qwen2ForRewardModel
 
     out = Path(out)
     tok = _tokenizer(layout, tokenizer_dir)
@@ -115,7 +115,7 @@ def reference_scores(layout: str, spec: PRMSpec, items) -> list[list[float]]:
     """Each layout's own procedure, one item at a time, as its model card or inference code has it."""
     from transformers import AutoModel, AutoModelForCausalLM, AutoTokenizer
 
-    from prmlab.prm import Qwen2ForProcessRewardModel, Qwen2ForRewardModel
+    from prmlab.prms.model import Qwen2ForProcessRewardModel, Qwen2ForRewardModel
     from prmlab.prompts import policy_messages
 
     tok = AutoTokenizer.from_pretrained(spec.model)

@@ -6,7 +6,7 @@ figures of docs/labelling-methods.md's budget guide from bench_labelling.py's.
 
 from __future__ import annotations
 
-from prmlab.io import atomic_write_text
+from prmlab.core.io import atomic_write_text
 from prmlab.report.benchmarks import GUIDE, D, _load, fill_guide, page
 
 

@@ -10,8 +10,8 @@
     prmlab ui [--port 5000] [--workers 1]            # MLflow's UI on the study's store, with links that open its runs
 
 `eval` runs the graph's eval stages on each PRM with the graph's evaluation inputs, one MLflow run per PRM (its
-stages' runs nested), and writes DIR/NAME/ and DIR/table.{md,json} (prmlab.adhoc); `score` prints the official
-numbers as JSON (prmlab.scorefile); `ui` writes MLflow views opening on the study's runs (prmlab.dashboards).
+stages' runs nested), and writes DIR/NAME/ and DIR/table.{md,json} (prmlab.runs.adhoc); `score` prints the official
+numbers as JSON (prmlab.pipeline.scorefile); `ui` writes MLflow views opening on the study's runs (prmlab.report.dashboards).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import os
 import sys
 from pathlib import Path
 
-from prmlab.dashboards import headline_text, ui_links
-from prmlab.io import DataError
-from prmlab.params import ParamsError
-from prmlab.processes import interrupt_on_sigterm, venv_tool
-from prmlab.provenance import tracking_uri
-from prmlab.tracking import check_store
+from prmlab.core.io import DataError
+from prmlab.core.params import ParamsError
+from prmlab.core.provenance import tracking_uri
+from prmlab.core.tracking import check_store
+from prmlab.report.dashboards import headline_text, ui_links
+from prmlab.runs.processes import interrupt_on_sigterm, venv_tool
 
 
 def port(text: str) -> int:
@@ -69,8 +69,8 @@ REAL_PROCESSBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "dat
 
 
 def score(benchmark: str, path: str, data: str | None, threshold: float | None, subset: str | None, params: Path) -> dict:
-    """`prmlab score`: the library computes (prmlab.scorefile); this prints one JSON object, or one error line."""
-    from prmlab.scorefile import score_command  # deferred: torch (prmlab.layouts, through prmlab.prmbench)
+    """`prmlab score`: the library computes (prmlab.pipeline.scorefile); this prints one JSON object, or one error line."""
+    from prmlab.pipeline.scorefile import score_command  # deferred: torch (prms.layouts, through prmbench)
 
     try:
         res = score_command(benchmark, path, data, threshold, subset, params, REAL_PROCESSBENCH)
@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> None:
     e = sub.add_parser("eval", help="evaluate PRM folders or hub names on ProcessBench and/or Best-of-N")
     e.add_argument("prm", nargs="+", help="PRM checkpoint folders or hub names (e.g. Qwen/Qwen2.5-Math-PRM-7B)")
     e.add_argument("--name", default=None, help="its name in the results, for one PRM (default: the folder's or model's name)")
-    e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.layouts: qwen, math_shepherd, rlhflow, skywork, "
-                                                  "orm, eurus; generative verifiers, prmlab.generative: genprm, rprm, "
+    e.add_argument("--layout", default=None, help="the PRMs' layout (prmlab.prms.layouts: qwen, math_shepherd, rlhflow, skywork, "
+                                                  "orm, eurus; generative verifiers, prmlab.prms.generative: genprm, rprm, "
                                                   "thinkprm, toy_judge, one vote per step with the family's sampling "
                                                   "unless --votes/--temperature say otherwise); default: read from each checkpoint)")
     e.add_argument("--reference", default=None, help="layout eurus: the reference model (default Qwen/Qwen2.5-Math-7B-Instruct)")
@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         interrupt_on_sigterm()
         pipeline(project_dir=a.project_dir, stages=a.stages)
     elif a.cmd == "eval":
-        from prmlab import adhoc  # deferred: torch (prmlab.layouts), which the other commands skip
+        from prmlab.runs import adhoc  # deferred: torch (prmlab.prms.layouts), which the other commands skip
 
         try:
             adhoc.evaluate(a.prm, a.name, a.layout, a.reference, a.only, a.out, Path(a.params), a.votes, a.temperature)

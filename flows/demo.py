@@ -3,7 +3,7 @@
     make demo                  # or: python -m flows.demo [--out runs/demo]
 
 Inputs: the project's committed HEAD (its toy models are in git: nothing is trained from scratch) and
-params/demo.yaml, the sizes laid over params.yaml (prmlab.study.demo_params). Output: a clone in runs/demo/ with
+params/demo.yaml, the sizes laid over params.yaml (prmlab.runs.store.demo_params). Output: a clone in runs/demo/ with
 those params, run end to end by the study's own Prefect flow, so it fills what the study fills: its report, DVC
 plots and metrics, the Prefect flow run and MLflow runs in this project's store under experiment `prmlab-demo`.
 It ends by printing where to look. A rerun reruns only what changed; the committed study's files are never touched.
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from prmlab.processes import interrupt_on_sigterm, venv_tool
-from prmlab.study import clone_head, demo_params
+from prmlab.runs.processes import interrupt_on_sigterm, venv_tool
+from prmlab.runs.store import clone_head, demo_params
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENT = "prmlab-demo"

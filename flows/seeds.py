@@ -8,10 +8,10 @@
     python -m flows.seeds --seeds 6 --aggregate-only --study 037c879d3b67   # an older study's filed seeds
     python -m flows.seeds --seeds 6 --record 1 --findings F --commit REV   # seed 1 run without DVC (scripts/seeds_plain.py)
 
-The rules are reports/protocol.md's (prmlab.protocol): seed 0, the development seed, is shown and never counted;
+The rules are reports/protocol.md's (prmlab.analysis.protocol): seed 0, the development seed, is shown and never counted;
 seeds 1..N decide. Seed k runs by `dvc repro` in its own clone of the pinned commit, so an edit at HEAD after the pin
 neither invalidates a finished seed nor mixes into one, and a killed seed resumes. The store (study ids, the pin,
-each seed's file under its study, the aggregate's pages) is prmlab.study.
+each seed's file under its study, the aggregate's pages) is prmlab.runs.store.
 Outputs: reports/seeds/<study>/seed-<k>.json, reports/seeds.md, reports/seeds.json, reports/protocol.md, reports/study.json.
 """
 
@@ -26,10 +26,10 @@ from pathlib import Path
 
 from prefect import flow, task
 
-from prmlab import protocol
-from prmlab import study as store  # the study store: ids, the pin, seed and sweep files
-from prmlab.io import atomic_write_text
-from prmlab.processes import venv_env, venv_tool
+from prmlab.analysis import protocol
+from prmlab.core.io import atomic_write_text
+from prmlab.runs import store  # the study store: ids, the pin, seed and sweep files
+from prmlab.runs.processes import venv_env, venv_tool
 
 
 @task(task_run_name="seed {k}: dvc repro in a clone of the pinned study")
@@ -38,7 +38,7 @@ def seed_task(project_dir: str, k: int, pin_rec: dict) -> str:
 
 
 def run_pinned_seed(project_dir: str, k: int, pin_rec: dict) -> Path:
-    """Confirmation seed k of the pinned study: `dvc repro` in its clone (prmlab.study.prepare_seed_clone), then its
+    """Confirmation seed k of the pinned study: `dvc repro` in its clone (prmlab.runs.store.prepare_seed_clone), then its
     findings filed. Resumes a killed run."""
     d = store.prepare_seed_clone(project_dir, k, pin_rec)
     t0 = time.monotonic()
@@ -92,7 +92,7 @@ def main() -> None:
     ap.add_argument("--project-dir", default=".")
     ap.add_argument("--seeds", type=int, default=len(protocol.CONFIRMATION_SEEDS),
                     help="confirmation seeds 1..N decide (make study-seeds' SEEDS); seed 0, the development seed, never")
-    ap.add_argument("--protocol", action="store_true", help="write reports/protocol.md (prmlab.protocol) and stop")
+    ap.add_argument("--protocol", action="store_true", help="write reports/protocol.md (prmlab.analysis.protocol) and stop")
     ap.add_argument("--pin", metavar="REV", help="pin the study the seeds run from at commit REV (it must hold "
                     "reports/protocol.md): writes reports/study.json, and stops")
     ap.add_argument("--aggregate-only", action="store_true")

@@ -9,7 +9,7 @@ set to v and every seed shifted by k as the confirmation seeds shift them (`-S .
 that read what changed, each experiment in its own temporary copy of the repo. The study's own point (its value,
 seed 0) is HEAD's committed study: read, not run. Each point's measures go to reports/sweeps/<key>/<v>-seed-<k>.json
 with the commit and study it ran from, and the page, reports/sweeps/<key>.md and .json, gives each value's mean
-over seeds with its interval (the files: prmlab.study; the page: prmlab.report.sweep). A point of another study
+over seeds with its interval (the files: prmlab.runs.store; the page: prmlab.report.sweep). A point of another study
 (its code, params or models differ from HEAD's) is left out and named.
 """
 
@@ -22,8 +22,8 @@ from pathlib import Path
 import yaml
 from prefect import flow, get_run_logger, task
 
-from prmlab import study as store  # the study store: ids, the pin, seed and sweep files
-from prmlab.processes import venv_env, venv_tool
+from prmlab.runs import store  # the study store: ids, the pin, seed and sweep files
+from prmlab.runs.processes import venv_env, venv_tool
 
 
 def run_queue(points: dict[str, list[str]], project_dir: str, jobs: int) -> None:

@@ -7,9 +7,9 @@ plain runner, not the way to run seeds where DVC is (flows.seeds runs each in a 
     python -m flows.seeds --seeds 6 --record 1 --findings /tmp/seeds/seed-1/reports/findings.json --commit REV --ran-on "..."
 
 It runs dvc.yaml's stage commands (exported by --export-graph, from a checkout of the pinned commit) in a copy of the
-project per seed, with the protocol's seed params (prmlab.protocol.seed_params: every seed key of the graph's
+project per seed, with the protocol's seed params (prmlab.analysis.protocol.seed_params: every seed key of the graph's
 committed params.yaml shifted by k, no ceiling or human-label arms, only the deciding PRMs, as flows.seeds runs a
-seed) and only the stages `dvc repro` would run with them (prmlab.protocol.runs_in), each stage once the stages that
+seed) and only the stages `dvc repro` would run with them (prmlab.analysis.protocol.runs_in), each stage once the stages that
 make its inputs are done, several at a time (seeds 1 and 2 of an earlier, larger study together took 15 min on one
 H100, and seeds 3-5 together 20 min at --jobs 16 --threads 1). A stage whose marker (`.done/<stage>`) exists is
 skipped, so a killed run resumes; a seed stops at its first failed stage. Each stage logs to its own MLflow store
@@ -18,7 +18,7 @@ stage process sees `--threads` cores (torch takes every core it sees, and a doze
 collapse: see the brief's one-thread-per-job note), through a sitecustomize.py under --root. The committed toy models
 (bootstrap@toy, train_judge@toy) are the same in every seed and never rerun. Record a finished seed's
 reports/findings.json with `flows.seeds --record` (it checks that the commit holds the pinned study). It lives outside
-src/ on purpose: a change to the runner is not a change of the study (prmlab.study.study_id hashes src/).
+src/ on purpose: a change to the runner is not a change of the study (prmlab.runs.store.study_id hashes src/).
 """
 
 from __future__ import annotations
@@ -36,11 +36,11 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))  # this checkout's prmlab: none is installed there
-from prmlab import protocol  # noqa: E402
-from prmlab.credentials import stage_env  # noqa: E402
-from prmlab.io import inside  # noqa: E402
-from prmlab.params import COMMITTED  # noqa: E402
-from prmlab.provenance import git  # noqa: E402
+from prmlab.analysis import protocol  # noqa: E402
+from prmlab.core.credentials import stage_env  # noqa: E402
+from prmlab.core.io import inside  # noqa: E402
+from prmlab.core.params import COMMITTED  # noqa: E402
+from prmlab.core.provenance import git  # noqa: E402
 
 MARK = ".seeds-plain"  # in every seed's copy, first: the only folders under --root this runner removes
 COMMITTED_STAGES = {f"{s}@toy" for s in COMMITTED}  # the toy models, in git: the same in every seed
@@ -124,8 +124,8 @@ def prepare(project: Path, root: Path, k: int, graph: dict) -> Path:
     return d
 
 
-# prmlab.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead
-# (from outside the library: a change to src/ would be a change of the study, prmlab.study.study_id).
+# prmlab.core.stage.set_threads gives torch os.cpu_count() threads; a stage process here sees PRMLAB_CPUS instead
+# (from outside the library: a change to src/ would be a change of the study, prmlab.runs.store.study_id).
 SITECUSTOMIZE = """import os
 if os.environ.get("PRMLAB_CPUS"):
     os.cpu_count = lambda: int(os.environ["PRMLAB_CPUS"])
@@ -133,7 +133,7 @@ if os.environ.get("PRMLAB_CPUS"):
 
 
 def seed_params(params: dict, k: int) -> dict:
-    """Seed k's params.yaml: the committed one with the protocol's seed settings (prmlab.protocol.seed_params: every
+    """Seed k's params.yaml: the committed one with the protocol's seed settings (prmlab.analysis.protocol.seed_params: every
     seed key shifted by k, no ceiling or human-label arms, only the deciding PRMs), as flows.seeds runs a seed."""
     return protocol.apply(params, protocol.seed_params(params, k))
 

@@ -8,13 +8,13 @@
   verifier's labels exist.
 
 Inputs: --samples (eval responses), --scores (eval_bon's step scores). Params: `analyze_bias`.
-Core: prmlab.bias.analyze_bias.
+Core: prmlab.pipeline.bias.analyze_bias.
 Outputs: --metrics JSON (also the table the report uses).
 Run: python -m stages.analyze_bias --samples data/eval_samples/eval.jsonl --scores data/eval/bon_scores.jsonl --metrics metrics/analyze_bias.json
 """
 
-from prmlab.bias import AnalyzeBiasConfig, analyze_bias, prepare_bias
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.pipeline.bias import AnalyzeBiasConfig, analyze_bias, prepare_bias
 
 
 def main() -> None:

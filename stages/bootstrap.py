@@ -14,11 +14,11 @@ thread count (time in reports/benchmarks.md; CUDA is used when present, with oth
 
 Inputs: params `toy_models`, `toy.min_steps`, `toy.max_steps`. Core: prmlab.toy.recipes.bootstrap_models.
 Outputs: --models-dir/{base,policy}/, --manifests/policy.json (what later stages depend on, see
-prmlab.manifest), --metrics.
+prmlab.core.manifest), --metrics.
 Run: python -m stages.bootstrap --models-dir models --manifests data/models --metrics metrics/bootstrap.json
 """
 
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
 from prmlab.toy.recipes import ToyModelsConfig, bootstrap_models, models_dir
 from prmlab.toy.world import ToyWorldConfig
 

@@ -5,16 +5,16 @@ wrong step, -1 if none), balanced between responses with a wrong and a correct f
 like the real benchmark, it holds correct answers reached through flawed steps.
 
 Inputs: --problems (held-out split). Params: `build_processbench`, `policy`.
-Core: prmlab.processbench.build_processbench.
+Core: prmlab.pipeline.processbench.build_processbench.
 Outputs: --out JSONL (ProcessBenchItem), --metrics JSON. The items are split by problem into subset
 `toy_tune` (a `tune_share` of them: eval_processbench tunes the PRM threshold there, as ProcessBench
 does on GSM8K) and subset `toy` (held out: the F1 the report headlines).
 Run: python -m stages.build_processbench --problems data/problems/processbench.jsonl --out data/processbench/items.jsonl --metrics metrics/build_processbench.json
 """
 
-from prmlab.generation_config import BackendConfig
-from prmlab.processbench import BuildPBConfig, build_processbench, prepare_build
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.processbench import BuildPBConfig, build_processbench, prepare_build
 
 
 def main() -> None:

@@ -5,18 +5,18 @@ train split's draw extended to `ceiling.problems`, `ceiling.n` policy responses 
 verifier, `ceiling.steps` optimizer steps (docs/study.md, "A ceiling PRM beside the label sources").
 The eval stages score it as `oracle_ceiling` (params `reference_prms`).
 
-Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`, `engine.ceiling` (where samples run). Core: prmlab.ceiling.ceiling.
+Inputs: params `ceiling`, `toy`, `sample`, `train_prm`, `policy`, `engine.ceiling` (where samples run). Core: prmlab.pipeline.ceiling.ceiling.
 Outputs: --samples JSONL (Response), --out checkpoint folder, --metrics JSON.
 Run: python -m stages.ceiling --samples data/samples/ceiling.jsonl --out models/prm/oracle_ceiling --metrics metrics/ceiling.json
 """
 
-from prmlab.ceiling import CeilingConfig, ceiling, prepare_ceiling
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.sampling import SampleConfig
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.ceiling import CeilingConfig, ceiling, prepare_ceiling
+from prmlab.pipeline.sampling import SampleConfig
+from prmlab.prms.training_config import TrainPRMConfig
 from prmlab.toy.world import ToyWorldConfig
-from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:

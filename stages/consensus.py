@@ -15,7 +15,7 @@ builds and writes that source's training set alone (--source, --out): one file p
 retrains only when its own set changes. (`oracle` needs the verifier's labels: only the toy world has it.)
 
 Inputs: --problems, --samples, --mc, --judge (--human, --methods). Params: `train_prm.sources`.
-Core: prmlab.training_sets.consensus, prmlab.training_sets.prm_data (--source).
+Core: prmlab.pipeline.training_sets.consensus, prmlab.pipeline.training_sets.prm_data (--source).
 Outputs: --metrics JSON and --audit-table JSON, or --out JSONL (PRMExample) for --source.
 Run: python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --metrics metrics/consensus.json --audit-table reports/tables/label_audit.json
      python -m stages.consensus --problems ... --samples ... --mc ... --judge ... --source judge --out data/prm_train/judge.jsonl
@@ -25,9 +25,9 @@ reaches DVC's shell)
 
 import sys
 
-from prmlab.stage import foreach_key, run_stage
-from prmlab.training_config import TrainPRMConfig
-from prmlab.training_sets import consensus, prepare_consensus, prm_data
+from prmlab.core.stage import foreach_key, run_stage
+from prmlab.pipeline.training_sets import consensus, prepare_consensus, prm_data
+from prmlab.prms.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -11,15 +11,15 @@ answer and no wrong step, the gap the paper says BoN hides; and each aggregation
 
 Inputs: --problems, --samples (N per problem), --prm-dir (the trained PRMs, `<dir>/<source>` for each of
 `train_prm.sources`), `reference_prms` in params, --prm name=path (repeatable; a folder or hub name).
-Params: `eval_bon`. Core: prmlab.bon.eval_bon.
+Params: `eval_bon`. Core: prmlab.pipeline.bon.eval_bon.
 Outputs: --metrics JSON, --scores JSONL (step scores per response and PRM).
 Run: python -m stages.eval_bon --problems data/problems/eval.jsonl --samples data/eval_samples/eval.jsonl --prm-dir models/prm --metrics metrics/eval_bon.json --scores data/eval/bon_scores.jsonl
 """
 
-from prmlab.bon import EvalBoNConfig, eval_bon, prepare_bon
-from prmlab.layouts import PRM_OPTIONS
-from prmlab.stage import run_stage
-from prmlab.training_config import TrainPRMConfig
+from prmlab.core.stage import run_stage
+from prmlab.pipeline.bon import EvalBoNConfig, eval_bon, prepare_bon
+from prmlab.prms.layouts import PRM_OPTIONS
+from prmlab.prms.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -5,19 +5,19 @@ Every PRM given (ours, or a released PRM of any layout prmlab scores) scores the
 count in the per-class numbers only); a step is judged correct when its score is above `threshold` (the
 harness's 0.5); an item cut at the scorer's max length is scored over the steps it returned. Reports PRMScore
 (0.5 f1 + 0.5 negative_f1 of the pooled step matrix) overall, per class and per category, in points
-(prmlab.prmbench holds each rule of the harness).
+(prmlab.pipeline.prmbench holds each rule of the harness).
 
 Inputs: the PRMBench folder (params `eval_prmbench.data`, e.g. ../shared/data/prmbench), --prm-dir (the trained
 PRMs), `reference_prms` in params, --prm name=path (repeatable). Params: `eval_prmbench`, `train_prm.sources`.
-Core: prmlab.prmbench.eval_prmbench.
+Core: prmlab.pipeline.prmbench.eval_prmbench.
 Outputs: --metrics JSON, --scores JSONL (per item and model: the step scores).
 Run: python -m stages.eval_prmbench --prm-dir models/prm --metrics metrics/eval_prmbench.json --scores data/eval/prmbench_scores.jsonl
 """
 
-from prmlab.layouts import PRM_OPTIONS
-from prmlab.prmbench import EvalPRMBenchConfig, eval_prmbench, prepare_eval
-from prmlab.stage import run_stage
-from prmlab.training_config import TrainPRMConfig
+from prmlab.core.stage import run_stage
+from prmlab.pipeline.prmbench import EvalPRMBenchConfig, eval_prmbench, prepare_eval
+from prmlab.prms.layouts import PRM_OPTIONS
+from prmlab.prms.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -14,16 +14,16 @@ threshold-free step-level AUC per subset (steps before the first error against t
 
 Inputs: --items (toy: built by build_processbench@toy; real: written by inputs@real), --prm-dir (the trained
 PRMs), `reference_prms` in params, --prm name=path (repeatable). Params: `eval_processbench`, `judge`.
-Core: prmlab.processbench.eval_processbench.
+Core: prmlab.pipeline.processbench.eval_processbench.
 Outputs: --metrics JSON, --scores JSONL (per item and model: step scores / prediction).
 Run: python -m stages.eval_processbench --items data/processbench/items.jsonl --prm-dir models/prm --metrics metrics/eval_processbench.json --scores data/eval/processbench_scores.jsonl
 """
 
-from prmlab.generation_config import BackendConfig
-from prmlab.layouts import PRM_OPTIONS
-from prmlab.processbench import EvalPBConfig, eval_processbench, prepare_eval
-from prmlab.stage import run_stage
-from prmlab.training_config import TrainPRMConfig
+from prmlab.core.stage import run_stage
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.processbench import EvalPBConfig, eval_processbench, prepare_eval
+from prmlab.prms.layouts import PRM_OPTIONS
+from prmlab.prms.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -4,21 +4,21 @@ Reads the training problems (GSM8K and MATH train) and the seven Best-of-N bench
 `real`, drops every training problem whose normalised text equals a ProcessBench or Best-of-N
 problem's (counted per evaluation set), loads ProcessBench (a local folder or `hub:Qwen/ProcessBench`),
 and writes the manifests of the models named in `policy.model` / `judge.model` and of the eval sections'
-`reference_prms` (prmlab.manifest).
+`reference_prms` (prmlab.core.manifest).
 DVC runs it on every `dvc repro` (`always_changed`: hub names and folders outside the graph cannot
 be declared); it takes seconds, and what it writes changes only when the data or models do, so
 nothing downstream reruns otherwise. The toy profile's counterpart is stages/bootstrap.py.
 
 Inputs: params `real`, `policy.model`, `judge.model`, `eval_processbench.subsets`, the eval sections' `reference_prms`; `train_prm.sources` and
-`human_labels` are checked against each other here, the profile's first stage. Core: prmlab.data.real_inputs.
+`human_labels` are checked against each other here, the profile's first stage. Core: prmlab.pipeline.data.real_inputs.
 Outputs: --problems-dir/{train,eval}.jsonl and eval_texts.json (every evaluation set's problem texts,
 uncapped: what training data must not contain), --processbench JSONL (ProcessBenchItem), --manifests/{policy,judge}.json, --references (the reference PRMs' identities), --metrics.
 Run: python -m stages.inputs --problems-dir data/problems --processbench data/processbench/items.jsonl --manifests data/models --references data/models/references.json --metrics metrics/inputs.json
 """
 
-from prmlab.data import RealConfig, read_real, real_inputs
-from prmlab.generation_config import BackendConfig
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.data import RealConfig, read_real, real_inputs
 
 
 def main() -> None:

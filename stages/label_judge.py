@@ -12,15 +12,15 @@ With n > 1, the judgement is a majority vote over n samples. Identical responses
 `distinct_responses` in the metrics counts them.
 The labels' quality against the toy verifier is audited once, by stage consensus.
 
-Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend), `engine` (where shards run). Core: prmlab.labeling.label_judge.
+Inputs: --problems, --samples. Params: `label_judge`, `judge` (backend), `engine` (where shards run). Core: prmlab.pipeline.labeling.label_judge.
 Outputs: --out JSONL (JudgeLabel), --metrics JSON.
 Run: python -m stages.label_judge --problems data/problems/train.jsonl --samples data/samples/train.jsonl --out data/labels/judge.jsonl --metrics metrics/label_judge.json
 """
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.labeling import LabelJudgeConfig, label_judge, prepare_judge
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.labeling import LabelJudgeConfig, label_judge, prepare_judge
 
 
 def main() -> None:

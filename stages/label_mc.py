@@ -5,21 +5,21 @@ soft > threshold (paper: 0). The first hard-negative step is the MC first error;
 not labelled. All rollouts of a shard go to the backend in one call, each distinct prefix once:
 responses that share a prefix (or repeat one another) share its estimate (prefix caching does the rest);
 shards are written atomically, so a killed run resumes without redoing or duplicating work.
-`search` other than exhaustive (binary, scan, scan_binary: prmlab.labeling) spends fewer rollouts and also
+`search` other than exhaustive (binary, scan, scan_binary: prmlab.pipeline.labeling) spends fewer rollouts and also
 labels `compare_sample` responses exhaustively on the same draws, to report the rollouts it saves and
 its agreement with exhaustive MC (first errors, step labels) and, on the toy, with the verifier.
 Shards run where `engine.label_mc` says: this process, or warm replicas on a Ray cluster (same labels).
 The labels' quality against the toy verifier is audited once, by stage consensus.
 
-Inputs: --problems, --samples. Params: `label_mc`, `policy`, `engine` (not a DVC param). Core: prmlab.labeling.label_mc.
+Inputs: --problems, --samples. Params: `label_mc`, `policy`, `engine` (not a DVC param). Core: prmlab.pipeline.labeling.label_mc.
 Outputs: --out JSONL (MCLabel), --metrics JSON.
 Run: python -m stages.label_mc --problems data/problems/train.jsonl --samples data/samples/train.jsonl --out data/labels/mc.jsonl --metrics metrics/label_mc.json
 """
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.labeling import LabelMCConfig, label_mc, prepare_mc
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.labeling import LabelMCConfig, label_mc, prepare_mc
 
 
 def main() -> None:

@@ -4,23 +4,23 @@
 completer's), a step label kept only where the two agree. `judge_ref` (reference-guided judge, SPARE): one judge pass
 aligning each step with the problem's reference solution; a problem without one stops the stage with one line.
 `judge_active` (uncertainty-selected judging, ActPRM): a PRM ensemble scores every response and only the uncertain
-ones go to the judge. The methods, their rules and their params: prmlab.label_methods. They are label sources
+ones go to the judge. The methods, their rules and their params: prmlab.pipeline.label_methods. They are label sources
 (`train_prm.sources`) for a user who names them in params `label_methods.sources`; the committed study names none.
 Shards run where `engine.label_mc` (rollouts) or `engine.label_judge` (a judge) says, resumable as theirs.
 
 Inputs: --problems, --samples, --mc (label_mc's labels: the weak completer's, for mc_agree). Params: `label_methods`,
 `completer` (the strong completer's backend), `judge`, `label_judge` (judge_active's prompt and sampling), `engine`.
-Core: prmlab.label_methods.label_method.
+Core: prmlab.pipeline.label_methods.label_method.
 Outputs: --out JSONL (MethodLabel), --metrics JSON.
 Run: python -m stages.label_method --source judge_ref --problems data/problems/train.jsonl --samples data/samples/train.jsonl --mc data/labels/mc.jsonl --out data/labels/methods/judge_ref.jsonl --metrics metrics/label_method/judge_ref.json
 (under `dvc repro`, stage label_method@<source> names the source and the paths say `{source}`)
 """
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.label_methods import LabelMethodsConfig, label_method, prepare_method
-from prmlab.labeling import LabelJudgeConfig
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.label_methods import LabelMethodsConfig, label_method, prepare_method
+from prmlab.pipeline.labeling import LabelJudgeConfig
 
 
 def main() -> None:

@@ -10,13 +10,13 @@ Inputs: params `toy` (and `train_prm.sources` against `human_labels`, checked he
 eval sections' `reference_prms`.
 Core: prmlab.toy.world.draw_problems.
 Outputs: --problems-dir/{train,eval,processbench}.jsonl and eval_texts.json (the evaluation sets' problem
-texts, as inputs@real writes them), --references (the reference PRMs' identities: prmlab.manifest), --metrics JSON.
+texts, as inputs@real writes them), --references (the reference PRMs' identities: prmlab.core.manifest), --metrics JSON.
 Run: python -m stages.problems --problems-dir data/problems --references data/models/references.json --metrics metrics/problems.json
 """
 
-from prmlab.human_labels import check_profile_sources
-from prmlab.manifest import references_manifest
-from prmlab.stage import run_stage
+from prmlab.core.manifest import references_manifest
+from prmlab.core.stage import run_stage
+from prmlab.pipeline.human_labels import check_profile_sources
 from prmlab.toy.world import ToyWorldConfig, draw_problems
 
 

@@ -15,10 +15,10 @@ Outputs: --out (Markdown, and HTML beside it), --figures folder, --findings; wit
 Run: python -m stages.report --metrics-dir metrics --pb-scores data/eval/processbench_scores.jsonl --bon-scores data/eval/bon_scores.jsonl --samples data/samples/train.jsonl --judge-labels data/labels/judge.jsonl --headline reports/headline.json --summary reports/metrics.json --plots reports/plots --out reports/report.md --figures reports/figures --findings reports/findings.json --seeds reports/seeds.json
 """
 
-from prmlab.params import ProfileConfig
+from prmlab.core.params import ProfileConfig
+from prmlab.core.stage import run_stage
+from prmlab.prms.training_config import TrainPRMConfig
 from prmlab.report.study import prepare_report, report
-from prmlab.stage import run_stage
-from prmlab.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -8,15 +8,15 @@ first wrong step (the toy world's human label).
 
 Inputs: --problems JSONL (Problem). Params: the section named by --section (`sample` or
 `sample_eval`), `policy` (backend) and `engine` (where shards run: this process or a Ray
-cluster; not a DVC param, the responses are the same). Core: prmlab.sampling.sample.
+cluster; not a DVC param, the responses are the same). Core: prmlab.pipeline.sampling.sample.
 Outputs: --out JSONL (Response), --metrics JSON.
 Run: python -m stages.sample --section sample --problems data/problems/train.jsonl --out data/samples/train.jsonl --metrics metrics/sample.json
 """
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.sampling import SampleConfig, prepare_sample, sample
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.sampling import SampleConfig, prepare_sample, sample
 
 
 def main() -> None:

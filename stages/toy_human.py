@@ -24,10 +24,10 @@ Run: python -m stages.toy_human --base models/base --eval-texts data/problems/ev
        --onpolicy-out data/human/human_onpolicy.jsonl --metrics metrics/toy_human.json
 """
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.sampling import SampleConfig
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.sampling import SampleConfig
 from prmlab.toy.annotators import ToyHumanConfig, prepare_toy_human, toy_human_labels
 from prmlab.toy.recipes import ToyModelsConfig
 from prmlab.toy.world import ToyWorldConfig

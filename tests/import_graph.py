@@ -52,7 +52,7 @@ def graph() -> dict[Path, list[tuple[Path, int, bool]]]:
 # Modules that record what a stage computes and write none of its outputs (MLflow runs, progress lines): a stage
 # loads them, but they decide nothing it writes, so they are no DVC dependency and an edit to them reruns nothing.
 # graph_audit checks at run time that no file under a stage's outputs is written from them.
-RECORDERS = frozenset({ROOT / "src" / "prmlab" / "tracking.py"})
+RECORDERS = frozenset({ROOT / "src" / "prmlab" / "core" / "tracking.py"})
 
 
 def closure(f: Path, skip: frozenset[Path] = RECORDERS) -> set[Path]:

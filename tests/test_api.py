@@ -32,11 +32,12 @@ def test_import_prmlab_loads_none_of_the_exported_modules():
 
 
 def test_a_module_of_prmlab_loads_its_own_imports_only():
-    """What `import prmlab.records` (or params, steps) loads is its static closure (tests/import_graph), the
+    """What `import prmlab.core.records` (or params, steps) loads is its static closure (tests/import_graph), the
     package's __init__ included and nothing the front door names."""
-    for name in ("prmlab.records", "prmlab.params", "prmlab.steps"):
-        want = sorted({"prmlab", *(".".join(p.relative_to(ROOT / "src").with_suffix("").parts).removesuffix(".__init__")
-                                   for p in closure(module_file(name)))})
+    for name in ("prmlab.core.records", "prmlab.core.params", "prmlab.core.steps"):
+        parents = {name.rsplit(".", k)[0] for k in range(1, name.count("."))}  # its packages load first
+        want = sorted({"prmlab", *parents, *(".".join(p.relative_to(ROOT / "src").with_suffix("").parts).removesuffix(".__init__")
+                                             for p in closure(module_file(name)))})
         assert loaded(f"import {name}")["prmlab"] == want, name
 
 
@@ -52,7 +53,7 @@ def test_the_front_door_names_at_least_five_and_each_lives_where_it_says():
         assert name in top, f"{name} is not defined in {home}"
     with pytest.raises(AttributeError, match="no_such_name"):
         prmlab.no_such_name  # noqa: B018
-    from prmlab import records  # a submodule, not a front-door name
+    from prmlab.core import records  # a submodule, not a front-door name
 
     assert records.ProcessBenchItem
 
@@ -65,7 +66,7 @@ def test_the_docstring_example_runs():
 
 def test_load_prm_dispatches_to_make_scorer(monkeypatch):
     """`load_prm` is `make_scorer` given a spec: a name is a spec with its layout read from its files."""
-    from prmlab import layouts
+    from prmlab.prms import layouts
 
     calls = []
     monkeypatch.setattr(layouts, "make_scorer", lambda backend, path, **kw: calls.append((backend, path, kw)) or "scorer")

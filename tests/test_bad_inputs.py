@@ -25,10 +25,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from prmlab.generation_config import BackendConfig
-from prmlab.io import DataError, read_json, read_jsonl
-from prmlab.params import ParamsError, load_params
-from prmlab.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
+from prmlab.core.io import DataError, read_json, read_jsonl
+from prmlab.core.params import ParamsError, load_params
+from prmlab.core.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
+from prmlab.engines.config import BackendConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -129,7 +129,7 @@ LABEL_FIT_CASES = [
 
 @pytest.mark.parametrize("kind,bad,message", [c[1:] for c in LABEL_FIT_CASES], ids=[c[0] for c in LABEL_FIT_CASES])
 def test_labels_must_fit_their_response(tmp_path, kind, bad, message):
-    from prmlab.training_sets import labels_fitting
+    from prmlab.pipeline.training_sets import labels_fitting
 
     samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP)])
     path = _write_lines(tmp_path / f"{kind}.jsonl", [json.dumps(bad)])
@@ -149,7 +149,7 @@ SCORE_CASES = [
 
 @pytest.mark.parametrize("scores,message", [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
 def test_bad_bon_scores(tmp_path, scores, message):
-    from prmlab.metrics import read_score_rows
+    from prmlab.analysis.metrics import read_score_rows
 
     ok = json.dumps(SCORE_ROW | {"step_scores": [0.9, 0.1]})
     bad = json.dumps(SCORE_ROW).encode()[:-1] + b', "step_scores": ' + scores + b"}"
@@ -160,7 +160,7 @@ def test_bad_bon_scores(tmp_path, scores, message):
 
 
 def test_processbench_folder_loader_types(tmp_path):
-    from prmlab.data import load_processbench
+    from prmlab.pipeline.data import load_processbench
 
     (tmp_path / "gsm8k.json").write_text(json.dumps([ITEM | {"final_answer_correct": "false"}]))
     with pytest.raises(DataError) as e:
@@ -182,36 +182,36 @@ def _params(tmp_path: Path, **sections) -> Path:
 
 
 PARAM_CASES = [
-    ("mc-temperature-negative", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": -0.5},
+    ("mc-temperature-negative", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"temperature": -0.5},
      "label_mc.temperature must be >= 0, got -0.5"),
-    ("mc-k-zero", "prmlab.labeling:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
-    ("judge-max-tokens-zero", "prmlab.labeling:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
+    ("mc-k-zero", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
+    ("judge-max-tokens-zero", "prmlab.pipeline.labeling:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
      "label_judge.max_tokens must be >= 1, got 0"),
-    ("judge-top-k-zero", "prmlab.labeling:LabelJudgeConfig", "label_judge", {"top_k": 0},
+    ("judge-top-k-zero", "prmlab.pipeline.labeling:LabelJudgeConfig", "label_judge", {"top_k": 0},
      "label_judge.top_k must be -1 (off) or >= 1, got 0"),
-    ("pb-top-p-zero", "prmlab.processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
+    ("pb-top-p-zero", "prmlab.pipeline.processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
-    ("mc-temperature-string", "prmlab.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
+    ("mc-temperature-string", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a finite number, got string 'hot'"),
     # checks that once named a bare field, and values that silently changed a metric's meaning
-    ("policy-batch-size-zero", "prmlab.generation:BackendConfig", "policy", {"batch_size": 0},
+    ("policy-batch-size-zero", "prmlab.engines.generation:BackendConfig", "policy", {"batch_size": 0},
      "policy.batch_size must be > 0"),
-    ("judge-max-model-len-zero", "prmlab.generation:BackendConfig", "judge", {"max_model_len": 0},
+    ("judge-max-model-len-zero", "prmlab.engines.generation:BackendConfig", "judge", {"max_model_len": 0},
      "judge.max_model_len must be > 0"),
-    ("pb-batch-size-minus-1", "prmlab.processbench:EvalPBConfig", "eval_processbench", {"batch_size": -1},
+    ("pb-batch-size-minus-1", "prmlab.pipeline.processbench:EvalPBConfig", "eval_processbench", {"batch_size": -1},
      "eval_processbench.batch_size must be >= 1, got -1"),
-    ("bon-batch-size-zero", "prmlab.bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
+    ("bon-batch-size-zero", "prmlab.pipeline.bon:EvalBoNConfig", "eval_bon", {"batch_size": 0},
      "eval_bon.batch_size must be >= 1, got 0"),
-    ("bon-aggregations-without-product", "prmlab.bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
+    ("bon-aggregations-without-product", "prmlab.pipeline.bon:EvalBoNConfig", "eval_bon", {"aggregations": ["min"]},
      "eval_bon.aggregations must include product, got ['min']"),
     # failures that came late or misled (an error after the MLflow run opened, an AssertionError, a network blame)
-    ("policy-dtype-bogus", "prmlab.generation:BackendConfig", "policy", {"dtype": "bogus"},
+    ("policy-dtype-bogus", "prmlab.engines.generation:BackendConfig", "policy", {"dtype": "bogus"},
      "policy.dtype must be one of ['auto', 'float32', 'float16', 'bfloat16'], got 'bogus'"),
-    ("judge-max-retries-minus-1", "prmlab.generation:BackendConfig", "judge", {"max_retries": -1},
+    ("judge-max-retries-minus-1", "prmlab.engines.generation:BackendConfig", "judge", {"max_retries": -1},
      "judge.max_retries must be >= 0, got -1"),
-    ("judge-timeout-zero", "prmlab.generation:BackendConfig", "judge", {"timeout_s": 0.0},
+    ("judge-timeout-zero", "prmlab.engines.generation:BackendConfig", "judge", {"timeout_s": 0.0},
      "judge.timeout_s must be > 0, got 0.0"),
-    ("train-weight-decay-negative", "prmlab.training:TrainPRMConfig", "train_prm", {"weight_decay": -1.0},
+    ("train-weight-decay-negative", "prmlab.prms.training:TrainPRMConfig", "train_prm", {"weight_decay": -1.0},
      "train_prm.weight_decay must be >= 0 and train_prm.warmup_ratio in [0, 1]"),
 ]
 
@@ -228,8 +228,8 @@ def test_bad_params_name_the_key(tmp_path, target, section, change, message):
 
 def test_sample_sampling_checked_under_its_section():
     """SampleConfig checks its sampling when params load; the error names the section it was loaded as."""
-    from prmlab.params import from_mapping
-    from prmlab.sampling import SampleConfig
+    from prmlab.core.params import from_mapping
+    from prmlab.pipeline.sampling import SampleConfig
 
     for section in ("sample", "sample_eval"):
         with pytest.raises(ParamsError, match=rf"^{section}\.max_tokens must be >= 1, got 0$"):
@@ -273,7 +273,7 @@ def _closed_port() -> int:
 
 
 def test_model_folder_checks(tmp_path, monkeypatch):
-    from prmlab.preflight import check_model
+    from prmlab.core.preflight import check_model
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "models").mkdir()  # `models/nope` reads like org/name; models/ existing here says it is a path
@@ -293,7 +293,7 @@ def test_model_folder_checks(tmp_path, monkeypatch):
 
 
 def test_closed_server_fails_fast_naming_the_url_without_credentials():
-    from prmlab.preflight import check_server
+    from prmlab.core.preflight import check_server
 
     port = _closed_port()
     t0 = time.monotonic()
@@ -305,9 +305,9 @@ def test_closed_server_fails_fast_naming_the_url_without_credentials():
 
 
 def test_api_key_never_over_plain_http_to_another_host(monkeypatch):
-    from prmlab.generation import OpenAIGenerator
-    from prmlab.generation_config import BackendConfig
-    from prmlab.preflight import check_api_key_transport
+    from prmlab.core.preflight import check_api_key_transport
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import OpenAIGenerator
 
     check_api_key_transport("judge.base_url", "http://127.0.0.1:8000/v1", "sk-1")  # loopback: fine
     check_api_key_transport("judge.base_url", "https://api.example.com/v1", "sk-1")  # TLS: fine
@@ -318,15 +318,15 @@ def test_api_key_never_over_plain_http_to_another_host(monkeypatch):
 
 
 def test_prm_flag_without_name():
-    from prmlab.layouts import prms_to_evaluate
+    from prmlab.prms.layouts import prms_to_evaluate
 
     with pytest.raises(ParamsError, match=r"^--prm 'models/prm/judge': expected name=path"):
         prms_to_evaluate({}, ["models/prm/judge"], {})
 
 
 def test_mlflow_params_never_hold_url_credentials(monkeypatch):
-    from prmlab.provenance import ui_url
-    from prmlab.tracking import _loggable
+    from prmlab.core.provenance import ui_url
+    from prmlab.core.tracking import _loggable
 
     assert _loggable("https://u:pw@host:8443/v1") == "https://***@host:8443/v1"
     # a key in the query string was once logged and printed, and requests went to `/v1?key=k/completions`
@@ -366,7 +366,7 @@ def test_credentials_never_reach_params(tmp_path, section, key, url, what):
     `?subscription-key=&access_key=` passed the list of credential names. Any URL anywhere in the params file
     with a user name, password, query string or fragment is refused where the file is read, by every section's
     load (here label_mc's, which never reads the judge), before any stage records anything; never echoed."""
-    from prmlab.labeling import LabelMCConfig
+    from prmlab.pipeline.labeling import LabelMCConfig
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params[section][key] = url if isinstance(url, str) else {**params[section][key], **url}
@@ -395,7 +395,7 @@ def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
     query) and in params: the sample stage on a private local Ray (its temp folder here) runs and says what it
     did not send; `dvc repro` refuses the params in one line and writes no dvc.lock; a stage process the runners
     start gets its backend's key (params' api_key_env) and no other secret; no file any of them wrote holds one."""
-    from prmlab.io import write_jsonl
+    from prmlab.core.io import write_jsonl
     from prmlab.toy.world import ToyWorldConfig, world_problems
 
     ray_tmp = tmp_path_factory.mktemp("ray")  # short: Ray's socket paths must stay under 107 bytes
@@ -438,7 +438,7 @@ def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
     assert _holding(repo, SECRET) == [str(repo / "params.yaml")]
 
     # a stage process started by a runner (scripts/seeds_plain.py; the flows build theirs with the same stage_env)
-    from prmlab.processes import venv_env
+    from prmlab.runs.processes import venv_env
     from scripts.seeds_plain import run_stage
 
     seed = tmp_path / "seed"
@@ -457,7 +457,7 @@ def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
 
 
 def test_an_unset_api_key_env_is_said(monkeypatch, capsys):
-    from prmlab.generation import make_generator
+    from prmlab.engines.generation import make_generator
 
     monkeypatch.delenv("PRMLAB_TEST_NO_KEY", raising=False)
     gen = make_generator(BackendConfig(backend="openai", model="m", base_url="http://127.0.0.1:9/v1", api_key_env="PRMLAB_TEST_NO_KEY"))
@@ -468,7 +468,7 @@ def test_an_unset_api_key_env_is_said(monkeypatch, capsys):
 # --- counted skips: truncation -------------------------------------------------------------------
 
 def test_processbench_truncated_item_is_not_graded_no_error():
-    from prmlab.processbench import prediction
+    from prmlab.pipeline.processbench import prediction
 
     item = ProcessBenchItem.from_dict(ITEM)
     assert prediction(item, [0.9], 0.5) is None  # steps 1-2 cut by max_length: unknown, graded wrong
@@ -477,7 +477,7 @@ def test_processbench_truncated_item_is_not_graded_no_error():
 
 
 def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, train
 
     long_q = "What is " + " + ".join(str(i) for i in range(200)) + "?"
     ex = [PRMExample(prompt=long_q, completions=["0 + 1 = 1"], labels=[1], response_id=f"r{i}") for i in range(2)]
@@ -491,7 +491,7 @@ def test_train_prm_examples_longer_than_max_length(toy, tmp_path):
 
 
 def test_eval_bon_counts_truncated_responses(toy, tmp_path):
-    from prmlab.training import untrained
+    from prmlab.prms.training import untrained
 
     prm = tmp_path / "prm"
     untrained(toy["policy"], str(prm), 0)  # scores are beside the point: the count is
@@ -526,7 +526,7 @@ def _env(tmp_path: Path) -> dict:
 
 def _tiny_prm(toy, tmp_path: Path) -> Path:
     """A PRM in the Qwen2.5-Math-PRM layout (untrained head) from the toy policy, in seconds."""
-    from prmlab.prm import init_from_policy, prepare_tokenizer
+    from prmlab.prms.model import init_from_policy, prepare_tokenizer
 
     tok = prepare_tokenizer(toy["policy"])
     init_from_policy(toy["policy"], tok).save_pretrained(tmp_path / "prm")
@@ -590,7 +590,7 @@ def test_stage_cli_errors_are_one_line(toy, tmp_path):
 # label_mc that kills itself (SIGKILL, as `kill -9`) as soon as its first shard is written: always mid-stage, at
 # a known point. A kill timed from outside can come too late on a fast machine (the stage already done).
 KILLED_AFTER_FIRST_SHARD = (
-    "import os, runpy, signal; from prmlab.io import ShardWriter; write = ShardWriter.write; "
+    "import os, runpy, signal; from prmlab.core.io import ShardWriter; write = ShardWriter.write; "
     "ShardWriter.write = lambda w, i, rows: (write(w, i, rows), os.kill(os.getpid(), signal.SIGKILL)); "
     "runpy.run_module('stages.label_mc', run_name='__main__')")
 
@@ -670,7 +670,7 @@ def _umask() -> int:
 
 def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd):
     # sample's dropped counts live beside each shard, so a resumed run reports the skipped shards' too
-    from prmlab.io import ShardWriter
+    from prmlab.core.io import ShardWriter
 
     w = ShardWriter(tmp_path / "out.jsonl", "fp1")
     w.write_meta(0, {"no_steps": 2})
@@ -688,12 +688,13 @@ def test_shard_counts_survive_a_resume_and_go_with_stale_shards(tmp_path, capfd)
 def test_shard_fingerprint_covers_the_prompt_texts(tmp_path, monkeypatch):
     """Before: editing `prompts/policy_system.txt` between shards let label_mc resume its old shards
     (the fingerprint hashed prompts.py, not the .txt), mixing two prompts in one output."""
-    from prmlab import labeling, preflight
+    from prmlab.core import preflight
+    from prmlab.pipeline import labeling
 
     (tmp_path / "prompts").mkdir()
-    for f in (Path(preflight.__file__).parent / "prompts").glob("*.txt"):
+    for f in (preflight.PACKAGE / "prompts").glob("*.txt"):
         shutil.copy(f, tmp_path / "prompts" / f.name)
-    monkeypatch.setattr(preflight, "__file__", str(tmp_path / "preflight.py"))  # read the prompt copies
+    monkeypatch.setattr(preflight, "POLICY_SYSTEM", tmp_path / "prompts" / "policy_system.txt")  # the copy
     before = preflight.code_version(labeling)
     assert preflight.code_version(labeling) == before
     (tmp_path / "prompts" / "policy_system.txt").write_text("Think step by step, then box the answer.")
@@ -706,15 +707,15 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
     after the other PRMs were scored. Each is a named error from config and safetensors headers."""
     import torch
 
-    from prmlab.layouts import check_prm
-    from prmlab.preflight import check_model
-    from prmlab.prm import init_from_policy, prepare_tokenizer
+    from prmlab.core.preflight import check_model
+    from prmlab.prms.layouts import check_prm
+    from prmlab.prms.model import init_from_policy, prepare_tokenizer
 
     check_prm("PRM 'ok'", str(_tiny_prm(toy, tmp_path)))  # the right kind passes
     tok = prepare_tokenizer(toy["policy"])
     prm = init_from_policy(toy["policy"], tok)
     check_model("policy.model", toy["policy"])
-    # A plain causal LM is a PRM only in a layout that says how to read it (prmlab.layouts): named, not guessed.
+    # A plain causal LM is a PRM only in a layout that says how to read it (prmlab.prms.layouts): named, not guessed.
     with pytest.raises(ParamsError, match=r"^PRM 'lm': .*: a causal LM \(Qwen2ForCausalLM\) whose layout cannot be told "
                                           r"from its files: give layout math_shepherd, rlhflow or eurus"):
         check_prm("PRM 'lm'", toy["policy"])
@@ -732,7 +733,7 @@ def test_model_kind_is_checked_before_any_work(toy, tmp_path):
 def test_a_second_writer_of_one_output_is_refused_at_once(tmp_path):
     """Before: two runs of one stage on the same output: the second did all the work, then crashed
     on a shard the first had removed, leaving a stale shards folder. Now it stops before any work."""
-    from prmlab.io import ShardWriter
+    from prmlab.core.io import ShardWriter
 
     out = tmp_path / "labels" / "mc.jsonl"
     first = ShardWriter(out, "fp")
@@ -750,7 +751,7 @@ def test_a_second_stage_run_on_one_output_stops_before_its_model_loads(toy, tmp_
     run, so a second label_mc on a busy output costs nothing and leaves nothing behind."""
     import mlflow
 
-    from prmlab.io import ShardWriter
+    from prmlab.core.io import ShardWriter
 
     problems = read_jsonl(toy["problems"] / "train.jsonl", Problem)[:1]
     _write_lines(tmp_path / "problems.jsonl", [json.dumps(p.to_dict()) for p in problems])
@@ -801,12 +802,12 @@ def test_template_files_are_dependencies_and_match_their_style(tmp_path):
 def test_reference_prms_outside_the_graph_are_fingerprinted_or_refused(tmp_path):
     """Before: a reference PRM folder outside models/prm (the same for a generative verifier's model folder and its
     template_file) was no DVC dependency: its weights changed after `dvc commit`, `dvc status` showed nothing. Each
-    profile's first stage writes data/models/references.json (prmlab.manifest.references_manifest), a dependency of
+    profile's first stage writes data/models/references.json (prmlab.core.manifest.references_manifest), a dependency of
     every eval stage. inputs@real always runs and fingerprints any folder and file, so changed weights or a changed
     template change the file and rerun the evaluations; problems@toy runs only when its inputs change, so it refuses
     what lies outside the graph, in one line naming the key, before any work."""
-    from prmlab.manifest import references_manifest
-    from prmlab.params import ParamsError
+    from prmlab.core.manifest import references_manifest
+    from prmlab.core.params import ParamsError
 
     graph = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
     for name in ("eval_processbench", "eval_bon"):
@@ -858,7 +859,7 @@ def test_a_step_tag_sharing_its_id_is_refused(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
-    from prmlab.prm import prepare_tokenizer
+    from prmlab.prms.model import prepare_tokenizer
 
     tk = Tokenizer(models.WordLevel({"a": 0, "b": 1, "<pad>": 2, "c": 4}, unk_token="<pad>"))
     tk.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -873,7 +874,7 @@ def test_train_prm_refuses_a_diverged_run(toy, tmp_path, processes):
     """`train_prm.lr: 1000`: the loss goes non-finite; training stops with one line naming the
     step and the key, and no checkpoint is written (before: NaN weights saved as trained). In 2 spawned
     processes the line comes back the same."""
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, train
 
     ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
                      response_id=f"r{i}") for i in range(8)]
@@ -886,8 +887,8 @@ def test_train_prm_refuses_a_diverged_run(toy, tmp_path, processes):
 
 
 def test_train_prm_ranges():
-    from prmlab.params import ParamsError
-    from prmlab.training import TrainPRMConfig
+    from prmlab.core.params import ParamsError
+    from prmlab.prms.training import TrainPRMConfig
 
     for bad in ({"weight_decay": -1.0}, {"warmup_ratio": 1.5}, {"processes": 0}, {"max_grad_norm": -1.0}, {"batching": "sorted"}):
         with pytest.raises(ParamsError, match="train_prm"):
@@ -952,10 +953,10 @@ def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monk
     """Round 4: scripts/seeds_plain.py removed any path a graph file names as an out, an absolute one outside --root
     included, exit 0. Now every path a runner removes or overwrites that input data builds (a graph's outs and
     stage names, a seed's copy under --root, a sweep value in its point's file name) is checked to lie inside its
-    own folder (prmlab.io.inside: not absolute, not the folder itself, not out through `..` or a symlinked folder),
+    own folder (prmlab.core.io.inside: not absolute, not the folder itself, not out through `..` or a symlinked folder),
     before any work: one line naming the graph file and the out, and nothing is touched."""
-    from prmlab.io import inside
-    from prmlab.study import point_file
+    from prmlab.core.io import inside
+    from prmlab.runs.store import point_file
     from scripts import seeds_plain
 
     victim = tmp_path / "victim"
@@ -1013,7 +1014,7 @@ def test_nothing_is_removed_or_overwritten_outside_its_own_folder(tmp_path, monk
 def test_a_reference_prm_never_takes_a_trained_sources_name(tmp_path):
     """Before: `reference_prms: {judge: ...}` turned the prm/judge row into the other model's figures and the
     trained judge PRM was never scored; the same for `--prm judge=...`."""
-    from prmlab.layouts import prms_to_evaluate
+    from prmlab.prms.layouts import prms_to_evaluate
 
     trained = {"judge": "models/prm/judge"}
     with pytest.raises(ParamsError, match=r"^reference_prms\.judge: 'judge' is a trained PRM of train_prm\.sources; "
@@ -1030,7 +1031,7 @@ def test_model_folder_needs_a_real_tokenizer(toy, tmp_path):
     transformers built a 4-token tokenizer that encodes every text to [] (train_prm trained on nothing and
     said trained: true). Now the check loads the tokenizer and encodes a probe; a folder without a chat
     template, or whose tokenizer gives ids beyond the config's vocabulary, is refused too."""
-    from prmlab.preflight import check_model
+    from prmlab.core.preflight import check_model
 
     src = Path(toy["policy"])
     no_tok = tmp_path / "no_tok"
@@ -1058,7 +1059,7 @@ def test_model_weights_must_be_whole_and_match_their_config(toy, tmp_path):
     loads (safetensors headers only)."""
     from transformers import AutoTokenizer
 
-    from prmlab.preflight import check_model
+    from prmlab.core.preflight import check_model
 
     src = Path(toy["policy"])
     mc = json.loads((src / "config.json").read_text())
@@ -1118,7 +1119,7 @@ def test_a_read_only_or_full_output_folder_stops_a_stage_before_its_work(small_d
     fails later (the disk filled meanwhile) is one line naming the output too."""
     import importlib
 
-    from prmlab.io import check_writable, write_json
+    from prmlab.core.io import check_writable, write_json
 
     argv = _dvc_yaml_commands()["eval_bon"]
     opts = dict(zip(argv[1::2], argv[2::2]))
@@ -1154,11 +1155,11 @@ def test_sampled_texts_do_not_move_with_the_cpu_kernels(toy):
 
     code = f"""
 import hashlib, json, torch
-from prmlab.generation import make_generator
-from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.io import read_jsonl
+from prmlab.engines.generation import make_generator
+from prmlab.engines.config import BackendConfig, Sampling
+from prmlab.core.io import read_jsonl
 from prmlab.prompts import policy_messages
-from prmlab.records import Problem
+from prmlab.core.records import Problem
 probs = read_jsonl({str(toy["problems"] / "train.jsonl")!r}, Problem)
 with make_generator(BackendConfig(model={toy["policy"]!r})) as gen:
     outs = gen.chat([policy_messages(p.question) for p in probs], Sampling(n=4, temperature=0.7, top_p=0.8, max_tokens=120, seed=3))
@@ -1176,7 +1177,7 @@ def test_nan_scores_never_become_figures(toy, tmp_path):
     """Before: a diverged PRM's NaN scores hung eval_processbench (step_auc's tie loop never advanced on
     NaN) and gave eval_bon a prm@4 from all-NaN scores. The eval stages refuse them, naming the PRM; the
     metric refuses them too."""
-    from prmlab.metrics import refuse_nan, step_auc
+    from prmlab.analysis.metrics import refuse_nan, step_auc
 
     with pytest.raises(ValueError, match="step_auc: a step score is NaN"):
         step_auc([[0.9, float("nan")], [0.2]], [1, -1])
@@ -1188,20 +1189,23 @@ def test_nan_scores_never_become_figures(toy, tmp_path):
 def test_shard_fingerprint_covers_every_module_a_stage_imports():
     """Before: label_mc resumed shards graded by an old steps.py (`extract_answer`): the fingerprint hashed
     labeling, generation and grading but not what they import. Now it follows every prmlab import."""
-    from prmlab import generation, grading, labeling, prompts, sampling
-    from prmlab.preflight import code_files
+    from prmlab import prompts
+    from prmlab.core import grading
+    from prmlab.core.preflight import code_files
+    from prmlab.engines import generation
+    from prmlab.pipeline import labeling, sampling
 
     for mods in [(labeling, generation, grading), (labeling, generation, prompts), (sampling, generation, grading, prompts)]:
         names = {f.relative_to(ROOT / "src" / "prmlab").as_posix() for f in code_files(*mods)}
-        assert {"steps.py", "records.py", "prompts/__init__.py", "grading.py", "generation.py"} <= names, names
+        assert {"core/steps.py", "core/records.py", "prompts/__init__.py", "core/grading.py", "engines/generation.py"} <= names, names
 
 
 def test_a_folders_generation_config_never_changes_sampling(toy, tmp_path, capsys):
     """Before: the transformers backend merged the model folder's generation_config.json into sampling (a
     repetition_penalty there took accuracy from 0.52 to 0.00) and no params key showed it. Sampling now comes
     from params alone; what the file set is said on stderr."""
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import Sampling
+    from prmlab.engines.config import Sampling
+    from prmlab.engines.generation import make_generator
 
     odd = tmp_path / "policy"
     shutil.copytree(toy["policy"], odd)
@@ -1231,7 +1235,7 @@ def test_a_second_run_of_any_stage_on_its_outputs_stops_first(stage, tmp_path, m
     of dvc.yaml's own command, while one holds them, stops with one line before anything loads."""
     import importlib
 
-    from prmlab.io import output_lock
+    from prmlab.core.io import output_lock
 
     argv = _dvc_yaml_commands()[stage]
     module, args = argv[0], argv[1:]
@@ -1256,7 +1260,7 @@ def test_a_second_run_of_any_stage_on_its_outputs_stops_first(stage, tmp_path, m
 def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
     """Before: PRMLAB_PARAMS set in the shell overrode what dvc.lock records under `dvc repro`. Under DVC
     (DVC_STAGE set) a stage reads the repo's params.yaml or stops with one line."""
-    from prmlab.stage import check_dvc_params
+    from prmlab.core.stage import check_dvc_params
 
     (tmp_path / "copy").mkdir()
     monkeypatch.setenv("DVC_ROOT", str(tmp_path))
@@ -1273,7 +1277,7 @@ def test_prmlab_params_never_overrides_what_dvc_records(tmp_path, monkeypatch):
 def test_params_path_that_is_a_folder_or_not_utf8(tmp_path):
     """Before: `--params` naming a folder, and a params file with a non-UTF-8 byte, ended in tracebacks
     that named no file."""
-    from prmlab.params import read_params
+    from prmlab.core.params import read_params
 
     with pytest.raises(ParamsError, match=rf"^{re.escape(str(tmp_path))}: is a folder, not a params file$"):
         read_params(tmp_path)
@@ -1300,8 +1304,8 @@ def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
     counted skip (stderr, and the metrics' examples_without_soft)."""
     from types import SimpleNamespace
 
-    from prmlab.io import write_jsonl
-    from prmlab.training import TrainPRMConfig, prepare_train
+    from prmlab.core.io import write_jsonl
+    from prmlab.prms.training import TrainPRMConfig, prepare_train
 
     cfg = {"policy": BackendConfig(model=toy["policy"]), "train_prm": TrainPRMConfig()}
     ex = dict(prompt="1 + 1?", completions=["1 + 1 = 2"], labels=[1])
@@ -1320,7 +1324,7 @@ def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
 def test_a_prm_name_is_a_plain_name(tmp_path):
     """Before: `prmlab eval MODEL --name a=b` ended in a raw traceback. A PRM's name (it names a results folder
     and MLflow keys) is letters, digits, '_', '.', '-': the CLI, --prm flags and reference_prms say so in one line."""
-    from prmlab.layouts import prms_to_evaluate
+    from prmlab.prms.layouts import prms_to_evaluate
 
     out = subprocess.run([sys.executable, "-m", "flows.cli", "eval", "models/policy", "--name", "a=b"], cwd=ROOT,
                          capture_output=True, text=True)
@@ -1336,8 +1340,8 @@ def test_a_prm_name_is_a_plain_name(tmp_path):
 def test_processbench_items_outside_the_subsets_are_counted(tmp_path, capsys):
     """Before: ProcessBench items without a `subset` (or in a subset not configured) were dropped without a
     count (20 of 40). They are counted per subset, said on stderr and kept in the metrics."""
-    from prmlab.io import write_jsonl
-    from prmlab.processbench import EvalPBConfig, load_items
+    from prmlab.core.io import write_jsonl
+    from prmlab.pipeline.processbench import EvalPBConfig, load_items
 
     item = ProcessBenchItem(id="a", generator="g", problem="1 + 1?", steps=["1 + 1 = 2"], final_answer_correct=True,
                             label=-1, subset="toy")
@@ -1408,7 +1412,7 @@ def test_a_tracking_store_that_never_answers_or_is_broken(tmp_path):
     within 5 s, and named in one line."""
     import sqlite3
 
-    from prmlab.tracking import check_store
+    from prmlab.core.tracking import check_store
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -1495,8 +1499,8 @@ def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound
     pass the same checks."""
     import threading
 
-    from prmlab.engine import _probe
-    from prmlab.tracking import check_store
+    from prmlab.core.tracking import check_store
+    from prmlab.engines.cluster import _probe
 
     says = {"web": "not an MLflow tracking server (/health answered 404 '<html><body>Not here</body></html>', where "
                    "MLflow answers 200 OK)",
@@ -1549,7 +1553,7 @@ def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound
         for k in ("_MLFLOW_SERVER_FILE_STORE", "_MLFLOW_SERVER_ARTIFACT_ROOT"):
             os.environ.pop(k)
     script = ("import logging, ray; ray.init(address='local', include_dashboard=False, num_cpus=1, "
-              "logging_level=logging.WARNING); from prmlab.engine import _probe; "
+              "logging_level=logging.WARNING); from prmlab.engines.cluster import _probe; "
               "_probe(ray.get_runtime_context().gcs_address, 5.0); print('probed'); ray.shutdown()")
     env = {**_env(tmp_path), "RAY_TMPDIR": str(tmp_path_factory.mktemp("ray")), "RAY_USAGE_STATS_ENABLED": "0"}
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
@@ -1575,10 +1579,10 @@ PB_ROW = {"model": "prm/mc_hard", "subset": "toy", "id": "pb0-0", "label": -1, "
 def _score_readers(tmp_path: Path) -> dict:
     """Every reader of a score file, as its stage or command calls it: {name: (its file's first row, a second row,
     read(path))}."""
-    from prmlab.bias import prepare_bias
+    from prmlab.pipeline.bias import prepare_bias
+    from prmlab.pipeline.scorefile import read_scores
     from prmlab.report.study import evidence
     from prmlab.report.tables import table_row
-    from prmlab.scorefile import read_scores
 
     samples = _write_lines(tmp_path / "samples.jsonl", [json.dumps(RESP), json.dumps(RESP | {"response_id": "r1"})])
     good_pb = _write_lines(tmp_path / "good_pb.jsonl", [json.dumps(PB_ROW | {"step_scores": [0.9, 0.8]})])
@@ -1609,8 +1613,8 @@ def _score_readers(tmp_path: Path) -> dict:
 def test_no_figure_from_a_non_finite_or_unbounded_score(tmp_path, reader):
     """Round 4: the report took NaN step scores (the findings' intervals moved: mc_hard - oracle 0.5 [-39.2, 21.5] ->
     3.7 [-35.6, 35.9], exit 0), and /dev/zero as a score file read one endless line. Every reader of a score file
-    checks each row's step scores where it reads them (prmlab.metrics.read_score_rows, check_step_scores), and every
-    JSONL line is capped (prmlab.io.MAX_LINE_BYTES): one line naming the file, line and field."""
+    checks each row's step scores where it reads them (prmlab.analysis.metrics.read_score_rows, check_step_scores), and every
+    JSONL line is capped (prmlab.core.io.MAX_LINE_BYTES): one line naming the file, line and field."""
     first, second, read = _score_readers(tmp_path)[reader]
     (tmp_path / "eval").mkdir()
     path = tmp_path / ("eval/bon_scores.jsonl" if reader == "prmlab-eval-tables" else "scores.jsonl")
@@ -1658,8 +1662,8 @@ SETTING_CASES = [  # (case id, params sections changed, the one line after "<sta
 def test_a_setting_no_stage_can_honour_is_refused_before_any_model_loads(tmp_path, change, says):
     """Round 4: `engine.eval_bon: ray` ran locally without a word (label_mc refused the same file), a generative
     verifier's `votes: 4` at temperature 0 recorded 4 identical votes, and an rprm template with a stray `{}` failed as a
-    traceback once the PRMs before it had run. Each is refused where params are read (prmlab.params.read_params,
-    prmlab.generative.VerifierConfig, verifier_config: every family's template filled before any model loads), by the
+    traceback once the PRMs before it had run. Each is refused where params are read (prmlab.core.params.read_params,
+    prmlab.prms.generative.VerifierConfig, verifier_config: every family's template filled before any model loads), by the
     eval_bon stage's own command: one line naming the key, exit 2, nothing written, no MLflow run."""
     (tmp_path / "stray.txt").write_text("Check {}.\n" + RPRM_BUILTIN)
     (tmp_path / "named.txt").write_text(RPRM_BUILTIN.replace("Question: {}", "Question: {question}"))
@@ -1686,7 +1690,7 @@ def test_greedy_votes_are_refused_at_a_familys_own_default_too(monkeypatch):
     """votes > 1 where the temperature is left to the family's default and that default is greedy: the same refusal
     as at an explicit temperature 0, before the model is opened (no family defaults to greedy with votes today:
     the toy judge samples at T 1.0 once it votes; this holds one that would, as the params check cannot see it)."""
-    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+    from prmlab.prms.generative import ToyJudgeScorer, VerifierConfig
 
     monkeypatch.setattr(ToyJudgeScorer, "defaults", property(lambda self: (0.0, 1.0, -1, 256)))
     with pytest.raises(ParamsError, match=r"^votes 4 at toy_judge's default temperature 0 are one greedy reply repeated: "
@@ -1696,7 +1700,7 @@ def test_greedy_votes_are_refused_at_a_familys_own_default_too(monkeypatch):
 
 def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_path):
     """Training health (round 4): a run whose loss turns non-finite, or ends far above where it began
-    (prmlab.training.check_health: the last tenth's mean over 2x the first step's loss, or the first tenth's mean
+    (prmlab.prms.training.check_health: the last tenth's mean over 2x the first step's loss, or the first tenth's mean
     where lower), is not saved as trained, and says what it saw. lr 1e30 is nan at step 2 on any machine; at lr
     0.3-3 the toy PRM's loss is chaotic, and how a run ends differs between CPUs (lr 3: 0.69 -> 13567 -> ... -> 5.6
     on one Intel Xeon, nan at step 19 on another, 0.41 on an AMD EPYC), so those runs are held to the rule itself:
@@ -1705,7 +1709,7 @@ def test_a_prm_run_that_did_not_learn_or_cannot_run_here_is_not_saved(toy, tmp_p
     line naming the key before any model loads (the base here does not exist: it is never opened)."""
     from transformers.utils import is_flash_attn_2_available
 
-    from prmlab.training import TrainPRMConfig, check_health, train, train_process
+    from prmlab.prms.training import TrainPRMConfig, check_health, train, train_process
 
     ex = [PRMExample(prompt=f"{i} + 1?", completions=[f"{i} + 1 = {i + 1}", "so the answer is 2"], labels=[1, i % 2],
                      response_id=f"r{i}") for i in range(8)]
@@ -1748,7 +1752,7 @@ def test_an_entry_point_or_store_that_cannot_serve_is_one_line(wrong_servers, tm
     answers and whose API hangs (256 s, then a traceback); a SQLite store of an older or unknown MLflow's schema (a
     traceback when the run opened); `flows.seeds --record` with a truncated findings file (a traceback from inside
     Prefect). Each is one line within its bound (`prmlab ui` checks the store as a stage does:
-    prmlab.tracking.check_store reads the schema's version against MLflow's migrations), exit 2."""
+    prmlab.core.tracking.check_store reads the schema's version against MLflow's migrations), exit 2."""
     import sqlite3
 
     made = tmp_path / "made.db"
@@ -1790,7 +1794,7 @@ def test_an_entry_point_or_store_that_cannot_serve_is_one_line(wrong_servers, tm
 
 def test_a_failure_of_what_a_stage_runs_on_is_one_line(toy, tmp_path):
     """Round 4: a replica death with `engine.ray.max_retries: 0` ended in a traceback, as did any backend failure after
-    the checks (prmlab.generation.GenerationError). Such a failure is a prmlab.io.Fault: the stage runner ends it in one
+    the checks (prmlab.engines.generation.GenerationError). Such a failure is a prmlab.core.io.Fault: the stage runner ends it in one
     line naming it, exit 1 (not bad input's 2: a flow may retry it). Here a judge server that answers HTTP 500."""
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -91,8 +91,8 @@ def test_mc_search_agreement_on_a_hand_checked_table():
     """labeling.agreement (bench_mc_search's table and label_mc's comparison): first errors equal on 2 of 3; steps compared where both label (each stops at its
     own first error): a [1, 0] vs [1, 0] 2 of 2, b [1, 1, 1] vs [1, 0] 1 of 2, c [0] vs [0] 1 of 1 -> 4 of 5;
     the verifier (first errors 1, 1, 0) agrees with the second list on all three."""
-    from prmlab.labeling import agreement
-    from prmlab.records import MCLabel, Response
+    from prmlab.core.records import MCLabel, Response
+    from prmlab.pipeline.labeling import agreement
 
     def lab(rid, hard):
         fe = next((i for i, h in enumerate(hard) if h == 0), -1)
@@ -158,7 +158,7 @@ def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
     3 responses of 2 problems (true first errors -1, 1, 0); method A (10 calls) names 2 first errors, both right;
     B (5 calls) all 3, 1 right; C (20 calls) all 3, 2 right: by cost B, A, C; frontier B (1/3) and A (1.0), not C."""
     from benchmarks.bench_labelling import frontier, score
-    from prmlab.records import Response
+    from prmlab.core.records import Response
     from prmlab.report.benchmarks import GUIDE_BEGIN, GUIDE_END, fill_guide, labelling_methods
 
     rs = [Response(problem_id=p, response_id=r, steps=["a", "b", "c"], answer="1", correct=c, true_first_error=t)

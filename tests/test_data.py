@@ -1,16 +1,16 @@
 import pytest
 from conftest import need_data
 
-from prmlab.data import (
+from prmlab.core.grading import is_equivalent
+from prmlab.core.io import DataError, read_json
+from prmlab.core.steps import duplicate_key
+from prmlab.pipeline.data import (
     BON_BENCHMARKS,
     PROCESSBENCH_SUBSETS,
     dedup,
     load_benchmark,
     load_processbench,
 )
-from prmlab.grading import is_equivalent
-from prmlab.io import DataError, read_json
-from prmlab.steps import duplicate_key
 
 pytestmark = pytest.mark.realdata
 
@@ -81,7 +81,7 @@ def test_math_folders_read_the_original_layout_with_gold_from_the_last_boxed():
 
 
 def test_dedup_drops_training_problems_that_are_evaluation_problems_and_counts_them():
-    from prmlab.records import Problem
+    from prmlab.core.records import Problem
 
     mk = lambda i, q: Problem(id=f"t{i}", source="gsm8k_train", question=q, gold_answer="1")  # noqa: E731
     train = [mk(0, "What is $2+2$?"), mk(1, "what is 2 + 2 ?"), mk(2, "Find x."), mk(3, "Find  X"), mk(4, "New one")]

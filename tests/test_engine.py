@@ -1,4 +1,4 @@
-"""The Ray engine (prmlab.engine) on a real two-node Ray cluster on this machine: a head and a second node
+"""The Ray engine (prmlab.engines.cluster) on a real two-node Ray cluster on this machine: a head and a second node
 started by `ray start` (each its own raylet with 1 CPU, on loopback). The toy's generation stages run on it
 through their own command lines with the committed toy models and must write the same bytes as the
 one-process run; a replica killed mid-shard costs a retry, not a byte; bad engine params are one line before
@@ -61,7 +61,7 @@ def cluster():
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     """Toy problems, the study's params at test size (committed toy models), and the responses of a local run."""
-    from prmlab.io import write_jsonl
+    from prmlab.core.io import write_jsonl
     from prmlab.toy.world import ToyWorldConfig, world_problems
 
     d = tmp_path_factory.mktemp("engine")

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from prmlab.findings import NOT_TESTABLE, Findings, pb_f1, pb_intervals, pick
-from prmlab.metrics import first_below
-from prmlab.stats import (
+from prmlab.analysis.findings import NOT_TESTABLE, Findings, pb_f1, pb_intervals, pick
+from prmlab.analysis.metrics import first_below
+from prmlab.analysis.stats import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
     REPRODUCED,
@@ -37,7 +37,7 @@ def test_verdict_follows_the_interval_never_the_sign():
 
 
 def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
-    from prmlab.findings import decide
+    from prmlab.analysis.findings import decide
 
     # the kept share is calibration (MC's temperature was tuned with it in view): shown, never deciding
     assert decide("consensus", {"kept_share": (25.0, 55.0)}) == INCONCLUSIVE
@@ -64,9 +64,9 @@ def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
 
 
 def test_a_finding_is_one_entry_its_estimates_read_by_name():
-    """prmlab.findings.FINDINGS declares each finding once; an estimate's name finds its declaration, the PRM a
+    """prmlab.analysis.findings.FINDINGS declares each finding once; an estimate's name finds its declaration, the PRM a
     "{}" stands for filled into its label (the plots' rows, the report's summary)."""
-    from prmlab.findings import FINDINGS, WINDOW, estimate
+    from prmlab.analysis.findings import FINDINGS, WINDOW, estimate
 
     assert len({f.id for f in FINDINGS}) == len(FINDINGS) and all(f.paper and f.estimates for f in FINDINGS)
     e = estimate("bon_residual_mc_hard_minus_human_onpolicy")  # a "{}" pattern filled with the PRM it compares
@@ -221,7 +221,7 @@ def test_findings_rows_quote_the_paper_and_can_fail():
 
 
 def test_aggregate_over_seeds_by_hand():
-    from prmlab.findings import aggregate_seeds
+    from prmlab.analysis.findings import aggregate_seeds
 
     def rec(fid, v, est):
         return {"id": fid, "claim": fid, "paper": "p", "ours": "", "verdict": v, "estimates": est,
@@ -255,7 +255,7 @@ def test_aggregate_over_seeds_by_hand():
 
 
 def test_seed_interval_never_narrower_than_the_within_seed_noise():
-    from prmlab.findings import t_interval
+    from prmlab.analysis.findings import t_interval
 
     m, lo, hi = t_interval([4.0, 6.0, 8.0])  # sd 2: 4.303 x 2 / sqrt(3) = 4.969
     assert m == 6.0 and abs(hi - 6.0 - 4.969) < 1e-3
@@ -267,7 +267,7 @@ def test_seed_interval_never_narrower_than_the_within_seed_noise():
 def test_bon_residual_from_the_line_through_every_prm_by_hand():
     """Tables 3-4 scale-free: F1 0 / 50 / 100 and Best-of-N 60 / 50 / 100. The line through them has slope
     0.4 (sum of products 2,000 over 5,000) and passes (50, 70): it predicts 50 / 70 / 90, residuals +10 / -20 / +10."""
-    from prmlab.findings import bon_residuals
+    from prmlab.analysis.findings import bon_residuals
 
     r = bon_residuals({"a": 0.0, "b": 50.0, "c": 100.0}, {"a": 60.0, "b": 50.0, "c": 100.0})
     assert r == pytest.approx({"a": 10.0, "b": -20.0, "c": 10.0})
@@ -360,7 +360,7 @@ def test_fig9_aggregation_gap_is_mc_last_minus_min_against_judge_and_human():
 
 def test_processbench_items_of_one_problem_are_resampled_together():
     """Toy items are responses (`<problem>/r<k>`): a problem's items form one resampling unit; a real item is its own."""
-    from prmlab.findings import problem_of
+    from prmlab.analysis.findings import problem_of
 
     assert problem_of("p7/r3") == "p7" and problem_of("gsm8k-12") == "gsm8k-12"
     rows = [dict(r, id=f"p{r['id']}/r{k}") for k in range(3) for r in _pb_rows()]
@@ -426,7 +426,7 @@ def test_seeds_md_says_why_a_verdict_is_inconclusive():
         "not measured as the findings now declare it: f1_consensus_minus_mc, f1_consensus_minus_judge missing")
     assert "a statistic the findings no longer declare" in why_inconclusive(
         runs=3, f=rec(1.0, 6.0, None, fid="rankings", name="bon_minus_pb_gap_mc_hard_vs_human"))
-    from prmlab.findings import decide
+    from prmlab.analysis.findings import decide
 
     assert decide("rankings", {"bon_minus_pb_gap_mc_hard_vs_human": (1.0, 6.0)}) == "inconclusive"
     assert decide("consensus", {"f1_consensus_minus_mc": (1.0, 6.0)}) == "inconclusive"
@@ -452,7 +452,7 @@ def test_seeds_md_shows_each_prms_figures_across_seeds():
 
 def test_every_finding_has_a_short_claim():
     """Each claim in a few words, so the summary tables and the Prefect artifact keep the verdict on screen."""
-    from prmlab.findings import FINDINGS, short
+    from prmlab.analysis.findings import FINDINGS, short
 
     assert all(0 < len(f.short) <= 40 and len(f.short) < len(f.claim) for f in FINDINGS)
     assert len({f.short for f in FINDINGS}) == len(FINDINGS)
@@ -478,13 +478,13 @@ def test_table4_human_half_is_decomposed_and_not_testable_here():
 
 
 def test_the_protocol_page_is_what_the_rules_render():
-    """reports/protocol.md is rendered from FINDINGS and prmlab.protocol (one place for the rules): it cannot drift
+    """reports/protocol.md is rendered from FINDINGS and prmlab.analysis.protocol (one place for the rules): it cannot drift
     from what the findings, the report and the seeds' page decide by. It names every declared claim, marks the ones
     this world cannot test, and says how many seeds each testable one needs."""
     from pathlib import Path
 
-    from prmlab import protocol
-    from prmlab.findings import FINDINGS
+    from prmlab.analysis import protocol
+    from prmlab.analysis.findings import FINDINGS
 
     root = Path(__file__).resolve().parents[1]
     text = protocol.render(root)
@@ -496,7 +496,7 @@ def test_the_protocol_page_is_what_the_rules_render():
 
 
 def test_a_confirmation_seed_runs_what_the_protocol_needs_and_nothing_else():
-    from prmlab.protocol import SEED_SOURCES, apply, seed_params
+    from prmlab.analysis.protocol import SEED_SOURCES, apply, seed_params
 
     params = {"profile": {"toy": ["toy"], "real": [], "toy_arms": ["toy"]}, "toy": {"seed": 0}, "sample": {"seed": 0},
               "train_prm": {"seed": 0, "sources": ["mc_hard", "judge", "human", "oracle", "consensus_soft"]},
@@ -508,7 +508,7 @@ def test_a_confirmation_seed_runs_what_the_protocol_needs_and_nothing_else():
     assert got["eval_processbench"]["reference_prms"] == {} == got["eval_bon"]["reference_prms"]
     assert set(got["train_prm"]["sources"]) <= set(SEED_SOURCES) and params["toy"]["seed"] == 0  # a copy
     # the stages `dvc repro` generates under those params, which the plain runner (scripts/seeds_plain.py) runs too
-    from prmlab.protocol import runs_in
+    from prmlab.analysis.protocol import runs_in
 
     assert [runs_in(s, got) for s in ("ceiling@toy", "toy_human@toy", "problems@toy", "train_prm@judge",
                                       "train_prm@human", "prm_data@consensus_soft", "sample", "inputs@real")] == \

@@ -5,11 +5,11 @@ import time
 
 import pytest
 
-from prmlab.generation import Completion, GenerationError, make_generator
-from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.io import read_jsonl
+from prmlab.core.io import read_jsonl
+from prmlab.core.records import Problem
+from prmlab.engines.config import BackendConfig, Sampling
+from prmlab.engines.generation import Completion, GenerationError, make_generator
 from prmlab.prompts import policy_messages
-from prmlab.records import Problem
 
 
 def prompts(toy, n=6):
@@ -97,12 +97,12 @@ def test_vllm_same_seed_same_texts_whatever_the_batch(toy, vllm_policy):
 
 @pytest.mark.parametrize("backend", ["transformers", pytest.param("vllm", marks=pytest.mark.vllm)])
 def test_resumed_sharded_sampling_draws_what_a_fresh_run_does(toy, tmp_path, backend, request):
-    """The stages' resume path (prmlab.engine.Engine.shards, seed + shard index from `cfg.sampling(shard)`):
+    """The stages' resume path (prmlab.engines.cluster.Engine.shards, seed + shard index from `cfg.sampling(shard)`):
     a run killed after shard 0 and resumed computes shard 1 alone, after other work on the same engine,
     and still writes what an uninterrupted run writes."""
-    from prmlab.engine import Engine
-    from prmlab.io import ShardWriter
-    from prmlab.sampling import SampleConfig
+    from prmlab.core.io import ShardWriter
+    from prmlab.engines.cluster import Engine
+    from prmlab.pipeline.sampling import SampleConfig
 
     if backend == "vllm":
         gen = request.getfixturevalue("vllm_policy")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, need_data
 
-from prmlab.human_labels import check_sources, drop_eval_problems, load_human
-from prmlab.io import DataError
-from prmlab.params import ParamsError
+from prmlab.core.io import DataError
+from prmlab.core.params import ParamsError
+from prmlab.pipeline.human_labels import check_sources, drop_eval_problems, load_human
 
 
 def _rows(path: Path) -> list[dict]:

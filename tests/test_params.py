@@ -6,7 +6,7 @@ from typing import Literal
 import pytest
 import yaml
 
-from prmlab.params import COMMITTED, PROFILE_ONLY, STAGES, ParamsError, check, load_params
+from prmlab.core.params import COMMITTED, PROFILE_ONLY, STAGES, ParamsError, check, load_params
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,22 +63,22 @@ def test_missing_key(tmp_path):
 
 
 def section_configs():
-    from prmlab.bias import AnalyzeBiasConfig
-    from prmlab.bon import EvalBoNConfig
-    from prmlab.ceiling import CeilingConfig
-    from prmlab.data import RealConfig
-    from prmlab.engine import EngineConfig
-    from prmlab.generation_config import BackendConfig
-    from prmlab.label_methods import LabelMethodsConfig
-    from prmlab.labeling import LabelJudgeConfig, LabelMCConfig
-    from prmlab.params import ProfileConfig
-    from prmlab.prmbench import EvalPRMBenchConfig
-    from prmlab.processbench import BuildPBConfig, EvalPBConfig
-    from prmlab.sampling import SampleConfig
+    from prmlab.core.params import ProfileConfig
+    from prmlab.engines.cluster import EngineConfig
+    from prmlab.engines.config import BackendConfig
+    from prmlab.pipeline.bias import AnalyzeBiasConfig
+    from prmlab.pipeline.bon import EvalBoNConfig
+    from prmlab.pipeline.ceiling import CeilingConfig
+    from prmlab.pipeline.data import RealConfig
+    from prmlab.pipeline.label_methods import LabelMethodsConfig
+    from prmlab.pipeline.labeling import LabelJudgeConfig, LabelMCConfig
+    from prmlab.pipeline.prmbench import EvalPRMBenchConfig
+    from prmlab.pipeline.processbench import BuildPBConfig, EvalPBConfig
+    from prmlab.pipeline.sampling import SampleConfig
+    from prmlab.prms.training import TrainPRMConfig
     from prmlab.toy.annotators import ToyHumanConfig
     from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig
     from prmlab.toy.world import ToyWorldConfig
-    from prmlab.training import TrainPRMConfig
 
     return {"profile": ProfileConfig, "toy": ToyWorldConfig, "toy_models": ToyModelsConfig, "toy_judge": ToyJudgeConfig, "toy_human": ToyHumanConfig, "real": RealConfig, "policy": BackendConfig, "judge": BackendConfig,
             "sample": SampleConfig, "sample_eval": SampleConfig, "label_mc": LabelMCConfig,
@@ -99,7 +99,7 @@ def test_every_profile_loads_and_validates(profile):
     expected = set(configs) - (real_only if profile == "params.yaml" else toy_only)
     # human_labels is {source: path}, no dataclass: human_labels.check_sources validates it with train_prm.sources.
     assert set(data) == expected | {"human_labels"}, f"{profile}: sections differ from the stages' configs"
-    from prmlab.human_labels import check_sources
+    from prmlab.pipeline.human_labels import check_sources
 
     check_sources(data)
     loaded = {s: load_params(s, cls, path) for s, cls in configs.items() if s in expected}
@@ -159,7 +159,7 @@ def test_every_params_key_is_checked_for_type_and_range():
 
     import yaml
 
-    from prmlab.params import from_mapping
+    from prmlab.core.params import from_mapping
 
     toy, paper = (yaml.safe_load((ROOT / f).read_text()) for f in ("params.yaml", "params/paper.yaml"))
     tried = 0
@@ -192,8 +192,8 @@ def test_the_stage_lists_are_dvc_yamls():
     # the stages an `engine` key may name are EngineConfig's (every other one is refused where params are read)
     import dataclasses
 
-    from prmlab.engine import EngineConfig
-    from prmlab.params import ENGINE_STAGES
+    from prmlab.core.params import ENGINE_STAGES
+    from prmlab.engines.cluster import EngineConfig
 
     assert [f.name for f in dataclasses.fields(EngineConfig)] == [*ENGINE_STAGES, "ray"] and set(ENGINE_STAGES) <= set(STAGES)
 
@@ -203,7 +203,7 @@ def test_the_demo_lays_valid_sizes_over_the_toy_profile(tmp_path):
     validates, and it is smaller than the study where it says so; a typo in it is one line, never the study's size."""
     import yaml
 
-    from prmlab.study import demo_params
+    from prmlab.runs.store import demo_params
 
     study = yaml.safe_load((ROOT / "params.yaml").read_text())
     demo = demo_params(study, yaml.safe_load((ROOT / "params" / "demo.yaml").read_text()))

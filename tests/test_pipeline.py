@@ -156,7 +156,7 @@ def test_the_flow_publishes_the_study_as_a_prefect_artifact(ran):
     art = (ran.parent / f"{ran.name}-prefect-artifact.md").read_text()
     findings = json.loads((ran / "reports" / "findings.json").read_text())["findings"]
     # verdict first, the claim short (on screen at a glance); this project's reports/seeds.json is another study's: one seed
-    from prmlab.findings import short
+    from prmlab.analysis.findings import short
     from prmlab.report.seeds import MARKS
 
     assert findings and all(f"| {MARKS[f['verdict']]} | {short(f['id'], f['claim'])} |" in art for f in findings), art
@@ -182,7 +182,7 @@ def test_every_stage_declares_what_it_reads_and_imports(ran):
 
 
 def test_recording_writes_no_stage_output(ran):
-    """The recorder (prmlab.tracking: MLflow runs, progress lines) is no DVC dependency, which holds only while it
+    """The recorder (prmlab.core.tracking: MLflow runs, progress lines) is no DVC dependency, which holds only while it
     decides no output: in the whole audited study, no file under any stage's outputs, nor anywhere in the project but
     the tracking store, was written with a recorder frame on the stack; and the static closure leaves it out."""
     from graph_audit import recorder_writes
@@ -294,7 +294,7 @@ def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
         return set(json.loads(run(["dvc", "status", "--json"], study).stdout or "{}"))
 
     assert changed() == set()
-    for rel, expected in (("src/prmlab/generation.py", {"bootstrap@toy", "train_judge@toy", "sample", "label_mc",
+    for rel, expected in (("src/prmlab/engines/generation.py", {"bootstrap@toy", "train_judge@toy", "sample", "label_mc",
                                                          "label_judge", "toy_human@toy", "ceiling@toy",
                                                          "build_processbench@toy", "sample_eval", "eval_processbench",
                                                          "eval_bon"}),  # eval_bon: a generative verifier generates
@@ -338,7 +338,7 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
     # The report names the commit and the run each stage's numbers came from.
     report = (ran / "reports" / "report.md").read_text()
     # the CPU that trained the PRMs, in their metrics, the report and findings.json (a seed's file keeps it)
-    from prmlab.provenance import machine
+    from prmlab.core.provenance import machine
 
     cpu = json.loads((ran / "metrics" / "train_prm" / "oracle.json").read_text())["machine"]
     assert cpu["model"] == machine()["model"] and cpu["torch_kernels"]
@@ -361,9 +361,9 @@ def test_mlflow_logged_every_stage_under_the_flow_run(ran):
 def test_eval_processbench_on_real_text(ran, tmp_path):
     from conftest import need_data
 
-    from prmlab.data import load_processbench
-    from prmlab.io import write_jsonl
-    from prmlab.metrics import harmonic
+    from prmlab.analysis.metrics import harmonic
+    from prmlab.core.io import write_jsonl
+    from prmlab.pipeline.data import load_processbench
 
     root = need_data("processbench")
     params = tiny_params(ran / "params.yaml")
@@ -533,7 +533,7 @@ def test_mc_dose_sweep_runs_a_point_per_value_and_seed_as_experiments(study):
     run(["git", "commit", "-qm", "the study", "--allow-empty"], study)
     p = run([sys.executable, "-m", "flows.sweep", "label_mc.temperature", "1.3", "0.7", "--project-dir", str(study)], study,
             timeout=1500)
-    from prmlab.study import experiments
+    from prmlab.runs.store import experiments
 
     name = "sweep-label_mc_temperature-0.7-s0"
     sha = experiments(str(study))[name]
@@ -562,7 +562,7 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     protocol's seed params (no ceiling, no human-label arms, only the deciding PRMs); seed 0, the development seed,
     filed from HEAD's committed study, shown beside the verdicts and never counted; an edit at HEAD after the pin
     neither invalidates a finished seed nor mixes into it."""
-    from prmlab.protocol import SEED_SOURCES
+    from prmlab.analysis.protocol import SEED_SOURCES
 
     seeds = [sys.executable, "-m", "flows.seeds", "--seeds", "2", "--project-dir", str(study)]
     run([*seeds, "--protocol"], study)
@@ -603,7 +603,7 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     assert cost["seed_minutes"] > 0 and "train_prm@judge" in cost["stages_seconds"] and "ceiling@toy" not in cost["stages_seconds"]
     assert run(["git", "status", "--porcelain", "--", "params.yaml", "dvc.lock", "data", "metrics"], study).stdout == ""
     # A code edit at HEAD after the pin: the pinned study's seeds still count, the same aggregate
-    with open(study / "src" / "prmlab" / "findings.py", "a") as f:
+    with open(study / "src" / "prmlab" / "analysis" / "findings.py", "a") as f:
         f.write("# an edit after the pin\n")
     run(["git", "commit", "-qam", "an edit after the pin"], study)
     run([*seeds, "--aggregate-only"], study)

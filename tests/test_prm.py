@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-from prmlab.io import read_jsonl
-from prmlab.layouts import make_scorer
-from prmlab.prm import STEP_TOKEN, Qwen2ForProcessRewardModel, encode, prepare_tokenizer
-from prmlab.records import PRMExample, Problem, labels_from_first_error
+from prmlab.core.io import read_jsonl
+from prmlab.core.records import PRMExample, Problem, labels_from_first_error
+from prmlab.prms.layouts import make_scorer
+from prmlab.prms.model import STEP_TOKEN, Qwen2ForProcessRewardModel, encode, prepare_tokenizer
 from prmlab.toy.world import canonical_steps, make_flawed, verify
 
 
@@ -23,7 +23,7 @@ def examples(toy, n=24):
 
 @pytest.fixture(scope="module")
 def trained_prm(toy, tmp_path_factory):
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, train
 
     out = tmp_path_factory.mktemp("prm") / "oracle"
     ex = examples(toy)
@@ -61,7 +61,7 @@ def test_control_token_text_in_a_step_stays_text(trained_prm, toy):
     """Before: `<extra_0>` typed inside a step gave that item one score too many (and crashed
     training with an IndexError); `<|im_end|>` inside a step ended the turn. Data text is now
     tokenized as text: one score per step, training runs, and clean items keep their exact ids."""
-    from prmlab.prm import build_text, training_features
+    from prmlab.prms.model import build_text, training_features
 
     out, _ = trained_prm
     tok = prepare_tokenizer(toy["policy"])
@@ -81,10 +81,10 @@ def test_control_token_text_in_a_step_stays_text(trained_prm, toy):
 def test_control_token_text_in_a_prompt_stays_text(toy):
     """The judge's and the rollouts' prompts: a step holding `<|im_end|>\n<|im_start|>assistant` no
     longer ends the user's turn (it changed the judge's verdict); text without one is unchanged."""
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
+    from prmlab.core.runtime import plain_text
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import make_generator
     from prmlab.prompts import policy_messages
-    from prmlab.runtime import plain_text
 
     gen = make_generator(BackendConfig(backend="transformers", model=toy["policy"]))
     tok = gen.tokenizer
@@ -98,7 +98,7 @@ def test_control_token_text_in_a_prompt_stays_text(toy):
 
 
 def test_soft_loss_options():
-    from prmlab.prm import prm_loss
+    from prmlab.prms.model import prm_loss
 
     logits = torch.tensor([[[0.0, 0.0], [2.0, -1.0]]])
     labels = torch.tensor([[1, -100]])
@@ -126,7 +126,7 @@ def test_scorer_scores_every_step(trained_prm, toy):
 @pytest.mark.vllm
 def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
     pytest.importorskip("vllm")
-    from prmlab.prm import VLLMScorer
+    from prmlab.prms.model import VLLMScorer
 
     out, _ = trained_prm
     ex = examples(toy, 8)
@@ -141,7 +141,7 @@ def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
 
 def test_training_is_deterministic_for_a_seed(toy, tmp_path):
     """The new score head is drawn before the Trainer seeds; train_prm seeds it first."""
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, train
 
     ex, cfg = examples(toy, 12), TrainPRMConfig(lr=3e-3, epochs=1, batch_size=4, max_length=512)
     a = train(ex, toy["policy"], str(tmp_path / "a"), cfg, soft=False)
@@ -156,8 +156,8 @@ def test_training_logs_loss_learning_rate_and_gradient_norm_curves(toy, tmp_path
     optimizer step, each a series of steps 1..N in a real MLflow store; the rate follows the warmup and cosine decay."""
     from mlflow.tracking import MlflowClient
 
-    from prmlab.tracking import stage_run
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.core.tracking import stage_run
+    from prmlab.prms.training import TrainPRMConfig, train
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
     monkeypatch.setenv("PRMLAB_EXPERIMENT", "curves")
@@ -198,7 +198,7 @@ def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, soft):
     per-micro-batch means (or a missing division by the accumulation steps) would not agree."""
     from safetensors.torch import load_file
 
-    from prmlab.training import TrainPRMConfig, init_prm, plan, train
+    from prmlab.prms.training import TrainPRMConfig, init_prm, plan, train
 
     ex = varied_examples(toy, 32, soft)
     assert len({len(e.labels) for e in ex}) >= 4
@@ -223,7 +223,7 @@ def test_grad_accumulation_trains_as_one_big_batch(toy, tmp_path, soft):
 
 
 def test_plan_counts_steps_and_batches():
-    from prmlab.training import TrainPRMConfig, micro_batches, plan, warmup_steps
+    from prmlab.prms.training import TrainPRMConfig, micro_batches, plan, warmup_steps
 
     lengths = [50 + (7 * i) % 90 for i in range(100)]
     cfg = lambda **kw: TrainPRMConfig(**{"batch_size": 8, "grad_accum": 2, "epochs": 3, "batching": "padded", **kw})  # noqa: E731
@@ -253,11 +253,11 @@ def test_plan_counts_steps_and_batches():
 
 
 def test_packed_row_gives_the_padded_batchs_loss_and_gradients(toy):
-    """One packed row (no padding; attention per example, prmlab.prm.PACKED_SDPA) against the same
+    """One packed row (no padding; attention per example, prmlab.prms.model.PACKED_SDPA) against the same
     examples padded: the same labelled positions, the same loss and gradients to float tolerance. The
     row's examples must not see each other: transformers' own sdpa over the row gives another loss."""
-    from prmlab.prm import PACKED_SDPA, collate, pack, prm_loss, training_features
-    from prmlab.training import init_prm
+    from prmlab.prms.model import PACKED_SDPA, collate, pack, prm_loss, training_features
+    from prmlab.prms.training import init_prm
 
     tok, model = init_prm(toy["policy"], 0)
     feats = [training_features(tok, e.to_dict(), 512, False) for e in varied_examples(toy, 12)]
@@ -293,8 +293,8 @@ def test_packed_varlen_row_gives_the_padded_batchs_loss_on_a_gpu(toy):
     """PACKED_VARLEN (torch's varlen flash kernel over the whole row) against the same examples padded, under
     bf16 autocast as a GPU trains: the same loss and gradients up to bf16 rounding, and far from the loss of
     a row whose examples see each other."""
-    from prmlab.prm import PACKED_VARLEN, collate, pack, prm_loss, training_features, varlen_available
-    from prmlab.training import init_prm
+    from prmlab.prms.model import PACKED_VARLEN, collate, pack, prm_loss, training_features, varlen_available
+    from prmlab.prms.training import init_prm
 
     assert varlen_available(), "a CUDA GPU whose torch lacks torch.nn.attention.varlen"
     tok, model = init_prm(toy["policy"], 0)
@@ -322,9 +322,9 @@ def test_packed_varlen_row_gives_the_padded_batchs_loss_on_a_gpu(toy):
 def test_varlen_attention_is_refused_off_a_gpu_and_off_packed_rows(toy, tmp_path):
     """attn_implementation varlen: a padded batch has no example bounds to give it (a params error), and a
     machine without a CUDA GPU cannot run it (one line naming the key, before the model loads)."""
-    from prmlab.io import DataError
-    from prmlab.params import ParamsError
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.core.io import DataError
+    from prmlab.core.params import ParamsError
+    from prmlab.prms.training import TrainPRMConfig, train
 
     with pytest.raises(ParamsError, match="train_prm.attn_implementation varlen needs train_prm.batching packed"):
         TrainPRMConfig(attn_implementation="varlen", batching="grouped")
@@ -343,7 +343,7 @@ def test_big_model_settings_train_at_toy_size(toy, tmp_path, setting):
 
     from safetensors.torch import load_file
 
-    from prmlab.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, train
 
     ex = varied_examples(toy, 16)
     base = TrainPRMConfig(lr=1e-3, steps=3, batch_size=4, max_length=512, log_every=2)
@@ -365,8 +365,8 @@ def test_big_model_settings_train_at_toy_size(toy, tmp_path, setting):
 
 
 def test_packed_batching_refuses_attention_that_mixes_examples():
-    from prmlab.params import ParamsError
-    from prmlab.training import TrainPRMConfig
+    from prmlab.core.params import ParamsError
+    from prmlab.prms.training import TrainPRMConfig
 
     with pytest.raises(ParamsError, match="train_prm.attn_implementation 'eager' does not keep packed examples apart"):
         TrainPRMConfig(attn_implementation="eager")
@@ -417,7 +417,7 @@ def test_two_processes_train_as_one(toy, tmp_path):
     import yaml
     from safetensors.torch import load_file
 
-    from prmlab.io import write_jsonl
+    from prmlab.core.io import write_jsonl
 
     root, bin_ = Path(__file__).resolve().parents[1], Path(sys.executable).parent
     write_jsonl(tmp_path / "train.jsonl", varied_examples(toy, 16, False))

@@ -1,5 +1,5 @@
-"""PRMBench as its official harness scores it (prmlab.prmbench) and scores from anywhere (`prmlab score`,
-prmlab.scorefile): hand-worked tables, every edge of the harness, the real data's counts, the CLI end to end,
+"""PRMBench as its official harness scores it (prmlab.pipeline.prmbench) and scores from anywhere (`prmlab score`,
+prmlab.pipeline.scorefile): hand-worked tables, every edge of the harness, the real data's counts, the CLI end to end,
 bad input as one line naming file, line and field, and every layout's tiny checkpoint on real PRMBench items."""
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections import Counter
 import pytest
 from conftest import ROOT, need_data
 
-from prmlab.io import DataError, write_jsonl
-from prmlab.prmbench import (
+from prmlab.core.io import DataError, write_jsonl
+from prmlab.core.records import ProcessBenchItem
+from prmlab.pipeline.prmbench import (
     f1_pair,
     ground_truth_steps,
     item_counts,
@@ -23,8 +24,7 @@ from prmlab.prmbench import (
     prmscore,
     strip_step_prefix,
 )
-from prmlab.records import ProcessBenchItem
-from prmlab.scorefile import score_file
+from prmlab.pipeline.scorefile import score_file
 
 T, F = 0.9, 0.1  # a step judged correct / wrong (the harness: score > 0.5)
 
@@ -219,8 +219,8 @@ def test_every_layout_scores_real_prmbench_items(tmp_path):
     (two per classification, prefixes stripped as the harness's Qwen wrapper does): the metric pipeline runs and
     every value is in range; a short max_length cuts solutions, counted, scored over the steps returned."""
     from benchmarks.layout_models import build
-    from prmlab.layouts import LAYOUTS, make_scorer
-    from prmlab.prmbench import head_per_class, score_items
+    from prmlab.pipeline.prmbench import head_per_class, score_items
+    from prmlab.prms.layouts import LAYOUTS, make_scorer
 
     items = head_per_class(load_prmbench(need_data("prmbench")), 2)
     assert len(items) == 20
@@ -269,8 +269,8 @@ def test_prmlab_eval_only_prmbench_end_to_end(tmp_path):
 
 
 def test_prmbench_table_sets_the_harness_row_beside_a_known_checkpoint(tmp_path):
-    from prmlab.io import write_json
-    from prmlab.paper import PRMBENCH
+    from prmlab.analysis.paper import PRMBENCH
+    from prmlab.core.io import write_json
     from prmlab.report.tables import PRMBENCH_COLUMNS, markdown_table, table_row
 
     res = {"prmscore": 60.0, "classes": {"NR": 40.0, "MS": 99.0}, "categories": {"Simplicity": 40.0}, "truncated_items": 3}
@@ -285,12 +285,12 @@ def test_prmbench_table_sets_the_harness_row_beside_a_known_checkpoint(tmp_path)
 
 
 def test_published_rows_agree_with_their_own_arithmetic():
-    """Every published row as typed (prmlab.paper.TABLE7_ROWS, prmlab.published): a subset's F1 is the harmonic mean
+    """Every published row as typed (prmlab.analysis.paper.TABLE7_ROWS, prmlab.analysis.published): a subset's F1 is the harmonic mean
     of its error and correct accuracies, the average is the mean of the four F1s, a PRMBench category is the mean of
     its classes, each to the sources' rounding (0.1). A mistyped cell fails here (this caught four misprints of the
     PRM paper's Table 7, ProcessBench's own tables agreeing with its F1s)."""
-    from prmlab.paper import TABLE7, TABLE7_ROWS
-    from prmlab.published import PRMBENCH_FIELD, PROCESSBENCH_FIELD
+    from prmlab.analysis.paper import TABLE7, TABLE7_ROWS
+    from prmlab.analysis.published import PRMBENCH_FIELD, PROCESSBENCH_FIELD
 
     rows = {**{n: (c, a) for n, (_, _, c, a) in TABLE7_ROWS.items()},
             **{n: (c, a) for n, (_, _, c, a, _) in PROCESSBENCH_FIELD.items()}}

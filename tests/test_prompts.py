@@ -142,8 +142,8 @@ def test_critic_sampling_defaults_follow_run_eval():
 
 
 def test_eval_processbench_config_resolves_critic_sampling():
-    from prmlab.params import ParamsError
-    from prmlab.processbench import EvalPBConfig
+    from prmlab.core.params import ParamsError
+    from prmlab.pipeline.processbench import EvalPBConfig
 
     sp = EvalPBConfig(critic_n=8).critic_sampling("Qwen/Qwen2.5-Math-72B-Instruct")
     assert (sp.n, sp.temperature, sp.top_p, sp.top_k) == (8, 0.7, 0.8, 20)
@@ -159,10 +159,10 @@ def test_eval_processbench_config_resolves_critic_sampling():
 
 def test_eval_critic_reports_its_sampling_and_uses_its_style(toy):
     """The real (tiny) judge through the real transformers backend, three votes in the paper style."""
-    from prmlab.generation import make_generator
-    from prmlab.generation_config import BackendConfig
-    from prmlab.processbench import EvalPBConfig, eval_critic
-    from prmlab.records import ProcessBenchItem
+    from prmlab.core.records import ProcessBenchItem
+    from prmlab.engines.config import BackendConfig
+    from prmlab.engines.generation import make_generator
+    from prmlab.pipeline.processbench import EvalPBConfig, eval_critic
 
     item = ProcessBenchItem(id="x", generator="g", subset="toy", problem="What is 2 + 3?", steps=["2 + 3 = 5", "So 5."],
                             label=-1, final_answer_correct=True)

@@ -1,8 +1,8 @@
 """JSONL records round-trip atomically; ShardWriter keeps a killed run's shards for a rerun with the same
 fingerprint. (Bad records and their messages: tests/test_bad_inputs.py.)"""
 
-from prmlab.io import ShardWriter, read_jsonl, write_jsonl
-from prmlab.records import Problem
+from prmlab.core.io import ShardWriter, read_jsonl, write_jsonl
+from prmlab.core.records import Problem
 
 
 def test_roundtrip_and_atomic(tmp_path):

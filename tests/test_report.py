@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from prmlab.findings import FINDINGS
+from prmlab.analysis.findings import FINDINGS
 from prmlab.report.study import Page, build, load_metrics, to_html
 
 
@@ -70,7 +70,7 @@ def test_error_correct_averages_the_held_out_subsets_only(tmp_path):
 def test_report_draws_the_curve_and_bars_and_logs_them_to_its_mlflow_run(tmp_path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
-    from prmlab.tracking import stage_run
+    from prmlab.core.tracking import stage_run
 
     _metrics(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
@@ -87,7 +87,7 @@ def test_report_draws_the_curve_and_bars_and_logs_them_to_its_mlflow_run(tmp_pat
 
 
 def test_figures_are_titled_labelled_and_draw_the_numbers_given():
-    from prmlab import plots
+    from prmlab.analysis import plots
 
     fig = plots.bon_curve([{"n": 1, "maj": 25.0, "pass": 25.0, "a": 25.0}, {"n": 2, "maj": 50.0, "pass": 75.0, "a": 60.0}])
     ax = fig.axes[0]
@@ -162,8 +162,8 @@ def test_figures_are_titled_labelled_and_draw_the_numbers_given():
 
 
 def test_report_shows_one_judged_erroneous_response_and_the_reply_verbatim(tmp_path):
-    from prmlab.io import write_jsonl
-    from prmlab.records import JudgeLabel, Response
+    from prmlab.core.io import write_jsonl
+    from prmlab.core.records import JudgeLabel, Response
     from prmlab.report.study import judge_example
 
     resp = [Response("p0", "r0", ["1 + 1 = 2", "2 * 3 = 6, so \\boxed{6}."], "6", True, true_first_error=-1),
@@ -204,8 +204,8 @@ def test_prm_results_land_once_with_model_and_dataset_and_runs_say_what_they_mad
     metric on the PRM's run and on eval_bon's; a report rerun adds no point; each stage run gets a description."""
     from mlflow.tracking import MlflowClient
 
+    from prmlab.core.tracking import stage_run
     from prmlab.report.study import headline, leaderboard, log_prm_results, run_descriptions
-    from prmlab.tracking import stage_run
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'ml.db'}")
@@ -373,7 +373,7 @@ def test_study_metrics_are_the_few_numbers_dvc_shows():
 # The study at a glance: verdicts across seeds first where reports/seeds.json holds this run's study's,
 # verdict first, the claim short, one interval a cell, marks that need no emoji font; this run's one seed below.
 
-# records carry their entry's claim (prmlab.findings.FINDINGS), as the report writes them
+# records carry their entry's claim (prmlab.analysis.findings.FINDINGS), as the report writes them
 INFLATION_CLAIM = next(f.claim for f in FINDINGS if f.id == "inflation")
 ONE_SEED = [{"id": "hard_soft", "claim": "Before filtering, hard and soft MC labels are equal", "verdict": "inconclusive",
              "paper": "Fig. 3-4", "ours": "-3.5", "estimates": {"f1_hard_minus_soft": [-3.5, -6.1, -0.9]}},
@@ -444,7 +444,7 @@ def test_without_this_runs_seeds_the_summary_is_one_seed_labelled_so(seeds, why)
 
 
 def test_the_prefect_artifact_leads_with_the_glance(tmp_path):
-    from prmlab.dashboards import study_artifact
+    from prmlab.report.dashboards import study_artifact
     from prmlab.report.seeds import glance
 
     (tmp_path / "reports").mkdir()

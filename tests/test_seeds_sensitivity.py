@@ -1,7 +1,7 @@
 """Reports/seeds.md's sensitivity block (every verdict without the development seed, by the
 machine each seed's file names, each estimate by its own rule), seed files that name their machine and torch build,
 and the report's provenance naming the commit whose params made the study. Seeds here are hand-made records, their
-intervals worked by hand: `prmlab.findings.t_interval` takes the larger of the across-seed variance and the mean
+intervals worked by hand: `prmlab.analysis.findings.t_interval` takes the larger of the across-seed variance and the mean
 within-seed one, and every hand-made seed has a within-seed half-width of 0.1 (variance (0.1 / 1.96)^2), so two
 seeds that agree to 0.02 get 12.706 x (0.1 / 1.96) / sqrt(2) = +-0.458 about their mean."""
 
@@ -19,7 +19,7 @@ TWO_SEED_HALF = 12.706 * (HALF / 1.96) / 2 ** 0.5  # 0.4584: Student t, 1 degree
 
 def finding(fid: str, points: dict[str, float]) -> dict:
     """One seed's findings record: each estimate its point +- HALF, the verdict by the project's rule (`decide`)."""
-    from prmlab.findings import decide
+    from prmlab.analysis.findings import decide
 
     ests = {n: [p, p - HALF, p + HALF] for n, p in points.items()}
     return {"id": fid, "claim": f"claim {fid}", "paper": f"paper {fid}", "ours": "-", "estimates": ests,
@@ -28,7 +28,7 @@ def finding(fid: str, points: dict[str, float]) -> dict:
 
 
 def seed(k: int, findings: list[dict], machine: str | None = None, torch: str | None = None) -> dict:
-    """A seed's file as prmlab.study.write_seed writes it; without `machine`, as one filed before seed files named their machine."""
+    """A seed's file as prmlab.runs.store.write_seed writes it; without `machine`, as one filed before seed files named their machine."""
     rec = {"seed": k, "commit": "abc1234", "study": "s", "ran": f"run {k}", "findings": findings, "targets_26": {},
            "headline": None}
     return rec | ({"machine": machine, "torch": torch} if machine else {})
@@ -68,7 +68,7 @@ def test_a_verdict_that_flips_with_one_seed_left_out_or_against_another_referenc
     """Three seeds 1.0, 1.02, 5.0 on a gap: all three give mean 2.34, +-4.303 x 2.29 / sqrt(3) = +-5.7: inconclusive;
     without seed 3 it is reproduced ([0.55, 1.47]): fragile. A finding decided against the judge PRM whose same statistic
     against the human PRM says otherwise is fragile too; one that holds everywhere is robust."""
-    import prmlab.findings as F
+    import prmlab.analysis.findings as F
     from prmlab.report.seeds import aggregate_page
 
     monkeypatch.setattr(F, "FINDINGS", (F.Finding("toy_refs", "toy refs", "claim toy_refs", "paper", "none",
@@ -119,7 +119,7 @@ def test_verdicts_by_the_machine_each_seed_file_names():
 def test_each_estimate_of_a_finding_by_its_own_rule(monkeypatch):
     """A finding against two reference PRMs, decided by the first (`deciding`): the second, an equivalence within
     +-1 (rule EQUAL), shows its own verdict, not the finding's; the first decides by the side of 0."""
-    import prmlab.findings as F
+    import prmlab.analysis.findings as F
     from prmlab.report.seeds import aggregate_page
 
     monkeypatch.setattr(F, "FINDINGS", (F.Finding(
@@ -149,9 +149,9 @@ def test_pending_page_marks_the_development_seed():
 
 
 def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, monkeypatch):
-    """prmlab.study.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
+    """prmlab.runs.store.write_seed copies the run's own `device` (its report's findings.json), never this process's; a
     report from before reports recorded their device has none, and its seed file reads "not recorded" in reports/seeds.md."""
-    import prmlab.study as S
+    import prmlab.runs.store as S
     from prmlab.report.seeds import seed_machine
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "s")
@@ -173,7 +173,7 @@ def test_a_seed_file_names_the_machine_and_torch_its_report_recorded(tmp_path, m
 
 def test_the_report_records_the_machine_and_torch_its_models_ran_on():
     """findings.json's `device`: the GPUs any stage used, then the CPUs, and the torch builds, from the metrics'
-    `machine` (prmlab.provenance.machine); None where no stage recorded one."""
+    `machine` (prmlab.core.provenance.machine); None where no stage recorded one."""
     from prmlab.report.study import device
 
     cpu = {"vendor": "GenuineIntel", "model": "Intel Xeon", "torch": "2.11.0+cu130"}
@@ -186,7 +186,7 @@ def test_the_report_records_the_machine_and_torch_its_models_ran_on():
 def test_machine_names_the_torch_build_and_no_gpu_this_process_did_not_use():
     import torch
 
-    from prmlab.provenance import machine
+    from prmlab.core.provenance import machine
 
     got = machine()
     assert got["torch"] == torch.__version__
@@ -197,7 +197,7 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
     """`flows.seeds --aggregate-only --study ID`: the seed files filed under that study, whatever HEAD's is; a seed
     of another study is named with its own id; --study with anything that would run is refused in one line."""
     import flows.seeds
-    import prmlab.study as S
+    import prmlab.runs.store as S
 
     monkeypatch.setattr(S, "study_id", lambda project_dir, rev="HEAD": "head-study")
     d = tmp_path / "reports" / "seeds"
@@ -215,8 +215,8 @@ def test_seeds_of_an_older_study_aggregate_by_its_id(tmp_path, monkeypatch):
 
 
 def test_study_code_is_the_seeds_study_inputs_less_params():
-    from prmlab.provenance import STUDY_CODE
-    from prmlab.study import STUDY_INPUTS
+    from prmlab.core.provenance import STUDY_CODE
+    from prmlab.runs.store import STUDY_INPUTS
 
     assert set(STUDY_INPUTS) == {*STUDY_CODE, "params.yaml"}
 
@@ -230,7 +230,7 @@ def test_provenance_names_the_commit_whose_params_made_the_study(tmp_path, monke
     """Before: a report named HEAD, the commit before the one that filed its study (its params were the previous
     study's). study_commits names the first commit holding the workspace's params values (a comment edit is no new
     params), HEAD as the code's commit, uncommitted code, and says so when the params are in no commit."""
-    from prmlab.provenance import study_commits
+    from prmlab.core.provenance import study_commits
     from prmlab.report.study import commits_line
 
     git(tmp_path, "init", "-q")

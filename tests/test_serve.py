@@ -71,7 +71,7 @@ with get_client(sync_client=True) as c:
 @pytest.mark.parametrize("code, retried", [(2, False), (1, True)])
 def test_a_stage_that_stops_the_flow_is_named_in_the_artifact_and_bad_input_is_not_retried(tmp_path, code, retried):
     """The pipeline flow over a DVC stage that stops with a one-line error. Exit 2 (bad input, as
-    prmlab.stage exits) is not retried; any other failure is, once. Either way the `prmlab-study` artifact names the
+    prmlab.core.stage exits) is not retried; any other failure is, once. Either way the `prmlab-study` artifact names the
     stage and its error line, and the flow fails."""
     import sys
 

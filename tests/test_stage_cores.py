@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from prmlab.bias import policy_flaws
-from prmlab.bon import bon_by_n, bon_outcomes, bon_table, by_n_rows, n_values, over_maj
-from prmlab.metrics import min_position_stats
-from prmlab.processbench import balance, subset_table
-from prmlab.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
-from prmlab.training_sets import audit_breakdown, audit_table
+from prmlab.analysis.metrics import min_position_stats
+from prmlab.core.records import JudgeLabel, MCLabel, Problem, ProcessBenchItem, Response
+from prmlab.pipeline.bias import policy_flaws
+from prmlab.pipeline.bon import bon_by_n, bon_outcomes, bon_table, by_n_rows, n_values, over_maj
+from prmlab.pipeline.processbench import balance, subset_table
+from prmlab.pipeline.training_sets import audit_breakdown, audit_table
 
 approx = pytest.approx
 

@@ -1,7 +1,7 @@
 import threading
 
-from prmlab.grading import is_equivalent
-from prmlab.steps import extract_answer, last_boxed, split_steps
+from prmlab.core.grading import is_equivalent
+from prmlab.core.steps import extract_answer, last_boxed, split_steps
 
 
 def test_split_steps():

@@ -12,7 +12,7 @@ import sys
 
 from conftest import ROOT
 
-from prmlab.records import Problem, Response
+from prmlab.core.records import Problem, Response
 from prmlab.toy.annotators import annotator_label, pick_and_annotate
 from prmlab.toy.world import make_problems, verify
 
@@ -80,7 +80,7 @@ PARAMS = ("toy: {seed: 0, min_steps: 2, max_steps: 5}\n"
 
 
 def _run(tmp_path, params: str):
-    from prmlab.io import write_jsonl
+    from prmlab.core.io import write_jsonl
 
     texts = tmp_path / "eval_texts.json"
     problems = make_problems(7, 5, "toy-human")  # the stage's stream for toy.seed 0

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.slow
 
 
 def _setup():
-    from prmlab.params import load_params
+    from prmlab.core.params import load_params
     from prmlab.toy.recipes import ToyModelsConfig, training_problems
     from prmlab.toy.world import ToyWorldConfig
 
@@ -33,7 +33,7 @@ def test_committed_policy_errs_in_band_with_right_answers_through_wrong_steps():
 
 
 def test_committed_judge_beats_always_answering_no_error():
-    from prmlab.params import load_params
+    from prmlab.core.params import load_params
     from prmlab.prompts import load_template
     from prmlab.toy.recipes import ToyJudgeConfig, measure_judge, measure_policy
 

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from prmlab.records import Problem
+from prmlab.core.records import Problem
 from prmlab.toy.world import FLAW_KINDS, canonical_solution, make_flawed, make_problems, verify
 
 # Ava has 7 apples. She buys 3 packs of 4. She gives away 5. -> 3*4=12, 7+12=19, 19-5=14
@@ -86,7 +86,7 @@ def test_tokenizer_is_the_committed_one_whatever_the_prompts_say(tmp_path):
     shutil.copytree(ROOT / "src" / "prmlab", pkg, ignore=shutil.ignore_patterns("__pycache__"))
     for f in (pkg / "prompts").glob("*.txt"):
         f.write_text("Reworded. " + f.read_text(encoding="utf-8"), encoding="utf-8")
-    build = ("import sys; from prmlab.params import load_params as L; from prmlab.toy import recipes as r, world as w; "
+    build = ("import sys; from prmlab.core.params import load_params as L; from prmlab.toy import recipes as r, world as w; "
              "from prmlab.toy.tokenizer import build_tokenizer; c = L('toy_models', r.ToyModelsConfig, sys.argv[1]); "
              "probs = r.training_problems(c.seed, L('toy', w.ToyWorldConfig, sys.argv[1]), c.corpus, 0, c.eval_problems); "
              "build_tokenizer(r.tokenizer_corpus(probs['corpus']), c.vocab_size).save_pretrained(sys.argv[2])")  # as bootstrap does

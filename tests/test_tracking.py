@@ -1,4 +1,4 @@
-"""prmlab.tracking on a real SQLite MLflow store: what a researcher browsing the UI relies on."""
+"""prmlab.core.tracking on a real SQLite MLflow store: what a researcher browsing the UI relies on."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from prmlab.tracking import stage_run
+from prmlab.core.tracking import stage_run
 
 
 def _store(monkeypatch, d: Path) -> str:
@@ -86,7 +86,7 @@ def test_the_prms_view_lists_each_stages_latest_finished_run_once(tmp_path, monk
     view's own filter, run through MLflow's search, then finds the latest of each PRM and nothing else."""
     import time
 
-    from prmlab.dashboards import VIEWS, tag_latest
+    from prmlab.report.dashboards import VIEWS, tag_latest
 
     uri = _store(monkeypatch, tmp_path)
     client = MlflowClient(uri)
@@ -116,8 +116,8 @@ def test_a_stage_run_logs_only_the_params_dvc_declares_and_its_metrics_under_one
     `dvc repro`, a section dvc.yaml narrows (`params: [train_prm, policy.model]`, a foreach stage's `do`) logs those
     keys only; a section DVC does not track (engine) is logged whole. The metrics file is `metrics.json` in every run,
     so MLflow's compare view finds a common artifact in two runs of different sources."""
-    from prmlab.stage import declared_params
-    from prmlab.tracking import logged_params
+    from prmlab.core.stage import declared_params
+    from prmlab.core.tracking import logged_params
 
     uri = _store(monkeypatch, tmp_path)
     (tmp_path / "dvc.yaml").write_text("stages:\n  train_prm:\n    foreach: [a, b]\n    do:\n      cmd: x\n"

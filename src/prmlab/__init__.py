@@ -1,8 +1,10 @@
 """prmlab: a reproduction of Qwen's PRM lessons (arXiv 2501.07301) and ProcessBench (arXiv 2412.06559).
 
-The library holds everything that is not orchestration: records and I/O, params, step splitting and
-grading, data loaders, the toy world, generation backends, the PRM model and scorers, labelling,
-metrics, tracking and plots. Stages (`stages/`) and flows (`flows/`) are thin layers on top.
+The library holds everything that is not orchestration, in packages that follow the pipeline: `core` (records,
+I/O, params, steps, grading, the stage runner and its recorder), `analysis` (metrics, the findings, the protocol,
+plots), `engines` (LLM backends, Ray), `prms` (the PRM model, every released layout, training), `pipeline` (each
+stage's core), `report` (every page) and `runs` (the study store, what the flows call), beside `prompts` and the
+`toy` profile. Stages (`stages/`) and flows (`flows/`) are thin layers on top.
 
 In a notebook, the names below (`__all__`) are the front door. Each loads its module on first use, so `import
 prmlab`, which every stage does, loads none of them: a stage's imports are its DVC dependencies, and a name used
@@ -40,15 +42,15 @@ __version__ = "0.1.0"
 
 # name -> the module that defines it, imported on first use (PEP 562)
 _HOMES = {
-    "load_prm": "prmlab.layouts", "PRMSpec": "prmlab.layouts",
-    "load_pb_items": "prmlab.scorefile", "score_file": "prmlab.scorefile",
-    "eval_prm": "prmlab.processbench", "EvalPBConfig": "prmlab.processbench",
-    "processbench_scores": "prmlab.metrics", "first_below": "prmlab.metrics", "best_threshold": "prmlab.metrics",
-    "load_prmbench": "prmlab.prmbench", "prmbench_table": "prmlab.prmbench", "EvalPRMBenchConfig": "prmlab.prmbench",
-    "label_responses": "prmlab.labeling", "LabelMCConfig": "prmlab.labeling", "MCStats": "prmlab.labeling",
-    "make_generator": "prmlab.generation",
-    "load_params": "prmlab.params", "BackendConfig": "prmlab.generation_config", "Sampling": "prmlab.generation_config",
-    "TrainPRMConfig": "prmlab.training_config",
+    "load_prm": "prmlab.prms.layouts", "PRMSpec": "prmlab.prms.layouts",
+    "load_pb_items": "prmlab.pipeline.scorefile", "score_file": "prmlab.pipeline.scorefile",
+    "eval_prm": "prmlab.pipeline.processbench", "EvalPBConfig": "prmlab.pipeline.processbench",
+    "processbench_scores": "prmlab.analysis.metrics", "first_below": "prmlab.analysis.metrics", "best_threshold": "prmlab.analysis.metrics",
+    "load_prmbench": "prmlab.pipeline.prmbench", "prmbench_table": "prmlab.pipeline.prmbench", "EvalPRMBenchConfig": "prmlab.pipeline.prmbench",
+    "label_responses": "prmlab.pipeline.labeling", "LabelMCConfig": "prmlab.pipeline.labeling", "MCStats": "prmlab.pipeline.labeling",
+    "make_generator": "prmlab.engines.generation",
+    "load_params": "prmlab.core.params", "BackendConfig": "prmlab.engines.config", "Sampling": "prmlab.engines.config",
+    "TrainPRMConfig": "prmlab.prms.training_config",
 }
 __all__ = list(_HOMES)
 

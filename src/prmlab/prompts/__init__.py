@@ -29,7 +29,7 @@ from pathlib import Path
 from string import Formatter
 from typing import Literal
 
-from prmlab.steps import last_boxed
+from prmlab.core.steps import last_boxed
 
 Style = Literal["critic", "paper"]
 BASE = {"critic": 0, "paper": 1}

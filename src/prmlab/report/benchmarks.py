@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prmlab.labeling import SEARCHES
-from prmlab.params import COMMITTED
+from prmlab.core.params import COMMITTED
+from prmlab.pipeline.labeling import SEARCHES
 from prmlab.report.markdown import f3, signed_ci
 from prmlab.report.study import LEARNED_AUC_BAR, meets_exact_label_targets, prm_learned
 
@@ -468,7 +468,7 @@ def seed_cost(b: dict) -> list[str]:
     rows = [f"| {key} | {r['machine'] or 'not recorded'}, {r['cores']} cores | {r['seed_minutes']:.1f} | "
             f"{r['train_prm_minutes']:.1f} | {_ok(r['seed_minutes'] <= 45)} |" for key, r in sorted(b.items())]
     return ["## Confirmation seeds' cost (`python -m flows.seeds --only K`)", "",
-            "A confirmation seed runs what reports/protocol.md needs and nothing else (`prmlab.protocol.seed_params`), "
+            "A confirmation seed runs what reports/protocol.md needs and nothing else (`prmlab.analysis.protocol.seed_params`), "
             "by `dvc repro` in a clone of the pinned commit; wall minutes from its start to its findings, and the "
             "minutes its PRMs trained (stage times from the clone's MLflow runs).", "",
             "| study/seed | machine | seed (min) | of it, PRM training (min) | <= 45 min |", "|---|---|---|---|---|",

@@ -1,8 +1,8 @@
 """The study over several seeds, as pages: reports/seeds.md and reports/seeds.json from each seed's file
-(reports/seeds/<study>/seed-<k>.json, which prmlab.study files as flows/seeds.py runs the seeds); and the study at a glance (`glance`:
+(reports/seeds/<study>/seed-<k>.json, which prmlab.runs.store files as flows/seeds.py runs the seeds); and the study at a glance (`glance`:
 verdicts across seeds where they are this run's study's, then one seed's), which the report's summary, the Prefect
 artifact and the MLflow experiment's description show. The aggregate itself is
-`prmlab.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
+`prmlab.analysis.findings.aggregate_seeds`; here are its tables, each seed's provenance and PRM figures, and why each
 inconclusive verdict is inconclusive (how many seeds at the present spread would decide it).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from statistics import mean, stdev
 
-from prmlab.findings import (
+from prmlab.analysis.findings import (
     EQUAL,
     T95,
     WINDOW,
@@ -23,8 +23,8 @@ from prmlab.findings import (
     missing,
     short,
 )
+from prmlab.analysis.stats import INCONCLUSIVE
 from prmlab.report.markdown import f3, fmt1, signed_ci, table
-from prmlab.stats import INCONCLUSIVE
 
 # Seed 0 is the committed study itself, the world the study was developed on: MC's completer temperature and the
 # ceiling PRM's weight decay were chosen on it with its PRM results in view (docs/study.md), so its
@@ -123,14 +123,14 @@ def per_seed_table(per_seed: dict[str, list[dict]]) -> list[str]:
 
 
 def seeds_for(sd: float, target: float, most: int = 100) -> int | None:
-    """The fewest seeds whose across-seed 95% half-width (`prmlab.findings.t_interval`: Student t for k - 1
+    """The fewest seeds whose across-seed 95% half-width (`prmlab.analysis.findings.t_interval`: Student t for k - 1
     degrees of freedom times sd / sqrt(k)) is at most `target`, at a per-seed spread `sd`; None beyond `most`."""
     return next((k for k in range(2, most + 1) if T95.get(k - 1, 1.96) * sd / k ** 0.5 <= target), None)
 
 
 def why_inconclusive(f: dict, runs: int) -> str:
     """Why an aggregate finding (aggregate_seeds' record, over `runs` seeds) is inconclusive, by each deciding estimate's
-    rule (prmlab.findings.FINDINGS): an equality not within its margin, or a window about the paper's value whose end
+    rule (prmlab.analysis.findings.FINDINGS): an equality not within its margin, or a window about the paper's value whose end
     the interval straddles (how many seeds would settle either); an interval wider than the paper's effect (how many
     seeds would narrow it to that), one narrower that straddles 0, or one the paper gives no size for."""
     if f["verdict"] != INCONCLUSIVE:
@@ -253,7 +253,7 @@ def this_run_seeds(seeds: dict | None, recs: list[dict]) -> tuple[list[dict], st
 # ------------------------------------------------------------------- sensitivity
 
 def seed_machine(rec: dict) -> str:
-    """The machine a seed's models computed on, as its file names it (prmlab.study.write_seed, from its own report);
+    """The machine a seed's models computed on, as its file names it (prmlab.runs.store.write_seed, from its own report);
     "not recorded" for a file filed before seeds named it, never guessed from its free-text `ran`."""
     return rec.get("machine") or NOT_RECORDED
 
@@ -323,7 +323,7 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
           f"{seed_label(DEVELOPMENT_SEED)}: the committed study itself, on whose world MC's completer temperature and the "
           "ceiling PRM's weight decay were chosen with its PRM results in view (docs/study.md): its verdicts are no "
           "independent draw, so each is decided again without it. Each seed's machine and torch build are what its "
-          f"file records (its own report's, prmlab.study.write_seed); \"{NOT_RECORDED}\" where the file predates that "
+          f"file records (its own report's, prmlab.runs.store.write_seed); \"{NOT_RECORDED}\" where the file predates that "
           "(its line under \"How each seed ran\" says in words where it ran, never read as a machine here). A verdict "
           "in bold differs from the one over every seed; a group of one seed is decided by its own interval.", "",
           table(["seed", "machine", "torch"], [[seed_label(n), machines[n], torch[n]] for n in machines]), ""]
@@ -341,7 +341,7 @@ def sensitivity(recs: dict[str, dict], agg: list[dict]) -> tuple[dict, list[str]
                    "; ".join(fragile[f["id"]]) or "-"] for f in agg]), "",
            "Each estimate on its own (an estimate that does not decide its finding, e.g. against another reference "
            "PRM, by the same rule): mean [95% interval] and its verdict in each group; \"decides\" marks the "
-           "estimates the finding's verdict rests on (prmlab.findings.deciding).", "",
+           "estimates the finding's verdict rests on (prmlab.analysis.findings.deciding).", "",
            table(["finding", "estimate", "decides", *map(how, groups)],
                  [[short(f["id"], f["claim"]) if i == 0 else "", name, "yes" if name in deciding(f["id"], list(f["estimates"])) else "",
                    *(estimate_cell(g["findings"].get(f["id"], {}).get("estimates", {}).get(name), full[f["id"]]["estimates"][name]["verdict"])
@@ -377,7 +377,7 @@ def forest_rows(agg: list[dict]) -> list[dict]:
 
 def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | None = None,
                    pin_line: str = "") -> tuple[list[dict], dict, str]:
-    """The aggregate of every seed of one study (`prmlab.findings.aggregate_seeds`, each inconclusive verdict
+    """The aggregate of every seed of one study (`prmlab.analysis.findings.aggregate_seeds`, each inconclusive verdict
     with why), reports/seeds.json's record and reports/seeds.md's text; `dev`, the development seed's file (never in
     the aggregate; reports/protocol.md), is shown beside it."""
     per_seed, seen = {n: r["findings"] for n, r in recs.items()}, runs(recs)
@@ -401,7 +401,7 @@ def aggregate_page(recs: dict[str, dict], seconds: float | None, dev: dict | Non
           "Per estimate: the mean over seeds; its 95% interval across seeds (each seed its own world, samples and "
           "training): Student t for k - 1 degrees of freedom on the larger of the across-seed variance and the mean "
           "within-seed bootstrap variance, so a few seeds that happen to agree cannot give an interval narrower than "
-          "one seed's own noise (`prmlab.findings.t_interval`); and the mean within-seed bootstrap interval (problem "
+          "one seed's own noise (`prmlab.analysis.findings.t_interval`); and the mean within-seed bootstrap interval (problem "
           "sampling only). The verdict follows the across-seed interval, by the rule one seed's follows; "
           "\"every seed\" says whether each seed's own verdict is the same. \"+-\" is the across-seed half-width beside "
           "the paper's effect it is meant to detect, where the paper gives one.", "",
@@ -426,7 +426,7 @@ MARKS = {"reproduced": "[+] reproduced", "not reproduced": "[-] not reproduced",
 
 
 def glance_rows(findings: list[dict], across: bool) -> list[dict]:
-    """One row per finding, verdict first: its verdict, its claim in a few words (`prmlab.findings.short`), and the
+    """One row per finding, verdict first: its verdict, its claim in a few words (`prmlab.analysis.findings.short`), and the
     estimate that decides it (of its deciding ones, the first whose own interval gives the finding's verdict) with its
     value and 95% interval: across seeds (aggregate_seeds' records: mean) or one seed's (records: point)."""
     rows = []

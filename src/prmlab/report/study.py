@@ -17,20 +17,20 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from prmlab import plots
-from prmlab.credentials import redact
-from prmlab.findings import Findings, pb_intervals
-from prmlab.io import atomic_write_text, read_json, read_jsonl, write_json
-from prmlab.metrics import read_score_rows
-from prmlab.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
-from prmlab.params import PROFILE_OF, PROFILE_ONLY
-from prmlab.provenance import study_commits, tracking_uri, ui_url
-from prmlab.records import JudgeLabel, Response
+from prmlab.analysis import plots
+from prmlab.analysis.findings import Findings, pb_intervals
+from prmlab.analysis.metrics import read_score_rows
+from prmlab.analysis.paper import BY_SOURCE, CONSENSUS_KEPT, PB_F1
+from prmlab.analysis.stats import N_BOOT
+from prmlab.core.credentials import redact
+from prmlab.core.io import atomic_write_text, read_json, read_jsonl, write_json
+from prmlab.core.params import PROFILE_OF, PROFILE_ONLY
+from prmlab.core.provenance import study_commits, tracking_uri, ui_url
+from prmlab.core.records import JudgeLabel, Response
+from prmlab.core.result import Done
+from prmlab.core.sources import CEILING
 from prmlab.report.markdown import ci, f3, fmt, signed_ci, table, with_ci
 from prmlab.report.seeds import MARKS, across_table, glance, glance_lines
-from prmlab.result import Done
-from prmlab.sources import CEILING
-from prmlab.stats import N_BOOT
 
 # The stages whose metrics file the report reads; one profile's own (params.PROFILE_ONLY) only in that profile: a
 # toy run's bootstrap.json must not show up in a real run's report.
@@ -117,14 +117,14 @@ def _auc(res: dict, held: list[str]):
 def evidence(m: dict, pb_scores: Path | None, bon_scores: Path | None,
              n_boot: int = N_BOOT) -> tuple[list[dict], dict[str, dict]]:
     """From the eval stages' per-item scores (each file read once, one `Findings` over them): the findings
-    (prmlab.findings) and the 95% intervals over problems behind the leaderboard and the ranked figures (no
+    (prmlab.analysis.findings) and the 95% intervals over problems behind the leaderboard and the ranked figures (no
     estimate without one): `processbench`, each model's held-out F1 and error/correct-sample accuracy
     (findings.pb_intervals, keyed as eval_processbench's models), and `min_on_final_step`, each PRM's share [point,
     lo, hi]. ([], {}) without the scores."""
     pbm = m["eval_processbench"]
     if not pbm or not pb_scores or not bon_scores or not Path(pb_scores).exists() or not Path(bon_scores).exists():
         return [], {}
-    # read checked (prmlab.metrics.read_score_rows): a NaN step score had moved the findings' intervals silently
+    # read checked (prmlab.analysis.metrics.read_score_rows): a NaN step score had moved the findings' intervals silently
     pb_rows = read_score_rows(pb_scores, ("model", "subset", "id"), scored=False)
     f = Findings([r for r in pb_rows if "step_scores" in r], list(pbm["items"]), m["tune"],
                  read_score_rows(bon_scores, ("prm", "problem_id", "response_id")), m["consensus"], n_boot=n_boot)
@@ -238,7 +238,7 @@ def synthesis(m: dict, page: Page) -> list[str]:
 def released_labels(m: dict) -> list[str]:
     human = m["human_data"]
     return ["## Released step labels (PRM800K, Math-Shepherd)", "",
-            "Converted by human_data@<source> (rules: src/prmlab/human_labels.py); examples whose problem is in an "
+            "Converted by human_data@<source> (rules: src/prmlab/pipeline/human_labels.py); examples whose problem is in an "
             "evaluation set were dropped.", "",
             table(["source", "rows", "skipped (quality control / screening / no rated step)", "examples",
                    "dropped as evaluation problems", "kept", "kept with a wrong step"],
@@ -347,7 +347,7 @@ def meets_exact_label_targets(auc: float | None, over_maj: dict[str, list[float]
     """The targets a PRM trained on exact labels must meet for the label sources' comparison to say something about the
     labels (not about a training budget too small to learn): step AUC on the held-out toy ProcessBench at
     least AUC_TARGET, and Best-of-N by some aggregation (product or min) above maj@N by its paired 95%
-    interval's lower end (`over_maj`: {aggregation: [difference, lo, hi]}, prmlab.bon.over_maj). None where
+    interval's lower end (`over_maj`: {aggregation: [difference, lo, hi]}, prmlab.pipeline.bon.over_maj). None where
     either is not measured. reports/benchmarks.md judges its budgets by the same function."""
     overs = [v for v in over_maj.values() if v]
     if auc is None or not overs:
@@ -358,7 +358,7 @@ def meets_exact_label_targets(auc: float | None, over_maj: dict[str, list[float]
 def exact_label_targets(m: dict) -> dict[str, dict]:
     """The targets (`meets_exact_label_targets`) for the PRMs trained on exact labels, `oracle` and `oracle_ceiling`
     where evaluated: {name: {"step_auc", "over_maj": {product, min: [difference, lo, hi]}, "met"}}. Written
-    into reports/findings.json, so a seed's file (prmlab.study.write_seed) keeps them beside its findings."""
+    into reports/findings.json, so a seed's file (prmlab.runs.store.write_seed) keeps them beside its findings."""
     bonm, pbm, out = m["eval_bon"], m["eval_processbench"], {}
     for name in ("oracle", CEILING):
         if name in bonm.get("over_maj", {}):
@@ -487,9 +487,9 @@ def trained_on(m: dict) -> list[str]:
 
 def device(m: dict) -> dict[str, str | None]:
     """The machine and torch build this run's models computed on, from every stage's `machine` in its metrics
-    (prmlab.provenance.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
+    (prmlab.core.provenance.machine): {"machine": the GPUs any stage used, then the CPUs, " + "-joined; "torch": the
     versions}, None where no stage recorded it (metrics written before stages recorded it). A seed's file keeps both
-    (prmlab.study.write_seed): reports/seeds.md splits the verdicts by machine."""
+    (prmlab.runs.store.write_seed): reports/seeds.md splits the verdicts by machine."""
     seen = [c for c in [*(m.get(s, {}).get("machine") for s in STAGES), *(t.get("machine") for t in m["train_prm"].values()),
                         *(t.get("machine") for t in m.get("human_data", {}).values())] if c]
     gpus, cpus = sorted({c["gpu"] for c in seen if c.get("gpu")}), sorted({c["model"] for c in seen if c.get("model")})
@@ -535,7 +535,7 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str
 
 
 def commits_line(c: dict) -> str:
-    """The report's provenance sentence for `prmlab.provenance.study_commits`: the commit whose params made the study
+    """The report's provenance sentence for `prmlab.core.provenance.study_commits`: the commit whose params made the study
     first (HEAD alone named the previous study's when the study ran before its params were committed), then the code's."""
     code = f"code: commit `{c['code']}`" + (f" with uncommitted changes to {', '.join(c['dirty'])}" if c["dirty"] else "")
     if c["params"]:
@@ -565,7 +565,7 @@ def provenance(page: Page) -> list[str]:
 
     parent = os.environ.get("PRMLAB_PARENT_RUN_ID")
     rows = [[name, f"[`{rid}`]({page.links[name]})"] for name, rid in page.runs.items() if name != "report"]
-    # the params file the stages read (prmlab.stage's --params default)
+    # the params file the stages read (prmlab.core.stage's --params default)
     commits = study_commits(os.environ.get("PRMLAB_PARAMS", "params.yaml"))
     return ["## Provenance", "",
             f"{commits_line(commits)}; this report's MLflow run `{page.run.id}`"
@@ -803,7 +803,7 @@ METRIC_DATASET = (("eval.processbench", "eval_processbench", "data/processbench/
 
 
 def _datasets(client, runs: dict[str, str]) -> dict[str, tuple[str, str]]:
-    """{eval stage: (dataset name, digest)} as that stage's run logged its input (prmlab.tracking._log_inputs)."""
+    """{eval stage: (dataset name, digest)} as that stage's run logged its input (prmlab.core.tracking._log_inputs)."""
     out = {}
     for _, stage, path in METRIC_DATASET:
         if rid := runs.get(stage):

@@ -8,7 +8,7 @@ point, is the Table 4 first-half result (MC's temperature sets how noisy MC's la
 gap follows it).
 
 A point's file: {"key", "value", "seed", "commit", "study", "measures": {name: number or [point, lo, hi]}}.
-Per value the page gives each measure's mean over seeds with its 95% interval (`prmlab.findings.t_interval`:
+Per value the page gives each measure's mean over seeds with its 95% interval (`prmlab.analysis.findings.t_interval`:
 never narrower than a seed's own bootstrap interval, where the measure has one).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from prmlab.findings import t_interval
+from prmlab.analysis.findings import t_interval
 from prmlab.report.markdown import fmt1
 
 # What a sweep point records from its study (flows/sweep.py reads them from the experiment): name -> words.

@@ -1,7 +1,7 @@
-"""Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, prmlab.adhoc): one row
+"""Tables 6 and 7 of the PRM paper for PRMs evaluated outside the graph (`prmlab eval`, prmlab.runs.adhoc): one row
 per PRM from its eval stages' outputs, and the two Markdown tables with the paper's number beside a known
 checkpoint; PRMBench's PRMScores with its harness's reference row beside a known checkpoint; and each benchmark's
-published rows (the paper's Table 7, the field's in prmlab.published, PRMBench's harness and leaderboard) ranked
+published rows (the paper's Table 7, the field's in prmlab.analysis.published, PRMBench's harness and leaderboard) ranked
 with the PRMs evaluated among them, so a new PRM lands in context.
 
 Inputs: a PRM's folder of eval outputs (processbench.json, bon.json, bon_scores.jsonl, prmbench.json). Outputs: a row (dict)
@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prmlab.io import read_json
-from prmlab.metrics import min_position_stats, read_score_rows
-from prmlab.paper import PRMBENCH, TABLE7, TABLE7_ROWS, TABLE7_SUBSETS
-from prmlab.published import LEADERBOARD_NAME, PRMBENCH_FIELD, PROCESSBENCH_FIELD
+from prmlab.analysis.metrics import min_position_stats, read_score_rows
+from prmlab.analysis.paper import PRMBENCH, TABLE7, TABLE7_ROWS, TABLE7_SUBSETS
+from prmlab.analysis.published import LEADERBOARD_NAME, PRMBENCH_FIELD, PROCESSBENCH_FIELD
+from prmlab.core.io import read_json
 from prmlab.report.markdown import f3, fmt1, table
 
 
@@ -86,7 +86,7 @@ def markdown_table(rows: list[dict]) -> str:
             if ref := PRMBENCH.get(r["model"]):
                 body.append([f"{r['model']} (PRMBench harness)", *(fmt1(ref.get(c)) for c in PRMBENCH_COLUMNS), ""])
         lines += ["PRMBench (arXiv 2501.03124): PRMScore overall, per class and per category, as its official harness "
-                  "scores it; below a known checkpoint, the harness's own row (prmlab.paper.PRMBENCH).", "",
+                  "scores it; below a known checkpoint, the harness's own row (prmlab.analysis.paper.PRMBENCH).", "",
                   table(["model", *PRMBENCH_COLUMNS, "items cut at max length"], body), ""]
     return "\n".join(lines + context_tables(rows))
 
@@ -104,7 +104,7 @@ def context_tables(rows: list[dict]) -> list[str]:
     lines = []
     if pb := [r for r in rows if "processbench" in r]:
         if tuple(pb[0]["processbench"]) != TABLE7_SUBSETS:
-            lines += [f"Published ProcessBench rows (prmlab.paper.TABLE7_ROWS, prmlab.published) are not ranked with "
+            lines += [f"Published ProcessBench rows (prmlab.analysis.paper.TABLE7_ROWS, prmlab.analysis.published) are not ranked with "
                       f"these: subsets {', '.join(pb[0]['processbench'])} are not ProcessBench's "
                       f"({', '.join(TABLE7_SUBSETS)}).", ""]
         else:
@@ -126,7 +126,7 @@ def context_tables(rows: list[dict]) -> list[str]:
     if pbm := [r for r in rows if "prmbench" in r]:
         cols = ["prmscore", "Simplicity", "Soundness", "Sensitivity"]
         ranked = [(r["prmbench"], f"**{r['name']}** (this run)", "evaluated", "prmlab eval") for r in pbm]
-        ranked += [(ref, f"{model} (harness's saved output)", "PRM", "PRMBench harness notebook (prmlab.paper.PRMBENCH)")
+        ranked += [(ref, f"{model} (harness's saved output)", "PRM", "PRMBench harness notebook (prmlab.analysis.paper.PRMBENCH)")
                    for model, ref in PRMBENCH.items()
                    if ref["prmscore"] != PRMBENCH_FIELD.get(LEADERBOARD_NAME.get(model), (0, {}))[1].get("prmscore")]
         ranked += [(vals, name, kind, src) for name, (kind, vals, src) in PRMBENCH_FIELD.items()]

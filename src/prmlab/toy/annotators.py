@@ -23,7 +23,7 @@ Its controls, written by the same stage: `human_exact`, the same picked solution
 verifier's labels (what the annotator's noise costs), and `human_onpolicy`, the same annotator picking as
 many of the policy's own responses to its training problems (what off-policy solutions cost).
 
-`toy_human_labels` is stage toy_human@toy's core (prmlab.stage runs it), with params `toy_human` (ToyHumanConfig).
+`toy_human_labels` is stage toy_human@toy's core (prmlab.core.stage runs it), with params `toy_human` (ToyHumanConfig).
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prmlab.engine import check_engine, open_engine
-from prmlab.human_labels import drop_eval_problems
-from prmlab.io import DataError, read_json, read_jsonl
-from prmlab.params import ParamsError, check
+from prmlab.core.io import DataError, read_json, read_jsonl
+from prmlab.core.params import ParamsError, check
+from prmlab.core.records import PRMExample, Problem, Response, distinct_responses, labels_from_first_error
+from prmlab.core.result import Done
+from prmlab.engines.cluster import check_engine, open_engine
+from prmlab.pipeline.human_labels import drop_eval_problems
+from prmlab.pipeline.sampling import sample_metrics, sample_shard
 from prmlab.prompts import policy_messages
-from prmlab.records import PRMExample, Problem, Response, distinct_responses, labels_from_first_error
-from prmlab.result import Done
-from prmlab.sampling import sample_metrics, sample_shard
 from prmlab.toy.recipes import fine_tune_policy, training_problems
 from prmlab.toy.world import FLAW_KINDS
 

@@ -1,7 +1,7 @@
 """Tiny Qwen2 causal LMs trained from scratch on CPU: the toy policy and the toy judge.
 
 `train_lm` is a plain loop (AdamW, warmup + cosine, loss on the completion tokens only) because
-at this size the Trainer's per-step overhead would dominate; the PRM uses the Trainer (prmlab.prm)
+at this size the Trainer's per-step overhead would dominate; the PRM uses the Trainer (prmlab.prms.model)
 because that is what scales out to real models.
 """
 
@@ -11,7 +11,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from prmlab.tracking import Progress
+from prmlab.core.tracking import Progress
 
 
 @dataclass(frozen=True)

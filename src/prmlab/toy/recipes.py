@@ -1,7 +1,7 @@
 """How the toy models are taught and measured: training problems, training pairs, measurements.
 
 Stages bootstrap@toy (tokenizer, base, policy: `bootstrap_models`, params `toy_models`) and
-train_judge@toy (the judge, from the base: `train_judge`, params `toy_judge`) run here (prmlab.stage
+train_judge@toy (the judge, from the base: `train_judge`, params `toy_judge`) run here (prmlab.core.stage
 runs them). Every label here comes from the exact verifier (prmlab.toy.world), never from a
 generator's claim; the models never see the policy's own outputs in training.
 
@@ -19,14 +19,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from prmlab.generation import make_generator
-from prmlab.generation_config import BackendConfig, Sampling
-from prmlab.manifest import model_manifest
-from prmlab.params import check
+from prmlab.core.manifest import model_manifest
+from prmlab.core.params import check
+from prmlab.core.records import Problem
+from prmlab.core.result import Done
+from prmlab.core.steps import split_steps
+from prmlab.engines.config import BackendConfig, Sampling
+from prmlab.engines.generation import make_generator
 from prmlab.prompts import judge_messages, judge_target, load_template, parse_judgement, policy_messages
-from prmlab.records import Problem
-from prmlab.result import Done
-from prmlab.steps import split_steps
 from prmlab.toy.lm import ModelDims, new_qwen2, train_lm_logged
 from prmlab.toy.tokenizer import build_tokenizer
 from prmlab.toy.world import (

@@ -13,7 +13,7 @@ computation `a op b = c` a step, the last ending with `\boxed{answer}`, so the s
 answer-extraction and grading code serves toy and real data.
 
 `ToyWorldConfig` (params `toy`) draws the study's problems: `world_problems` its three splits, which
-`draw_problems` writes as stage problems@toy (prmlab.stage runs it).
+`draw_problems` writes as stage problems@toy (prmlab.core.stage runs it).
 
 The verifier is the toy world's human annotator (ProcessBench / PRM800K): it returns the earliest
 wrong step and why: `slip` (a op b != c), `operand` (an operand that is neither given nor derived
@@ -27,10 +27,10 @@ import random
 import re
 from dataclasses import dataclass
 
-from prmlab.params import check
-from prmlab.records import Problem
-from prmlab.result import Done
-from prmlab.steps import last_boxed, split_steps
+from prmlab.core.params import check
+from prmlab.core.records import Problem
+from prmlab.core.result import Done
+from prmlab.core.steps import last_boxed, split_steps
 
 NAMES = ["Ava", "Ben", "Cal", "Dee", "Eli", "Fay", "Gus", "Ivy", "Jon", "Kim", "Lea", "Max"]
 ITEMS = ["apples", "pens", "coins", "cards", "books", "shells", "stamps", "beads", "eggs", "rocks"]
@@ -416,7 +416,7 @@ def world_problems(cfg: ToyWorldConfig) -> dict[str, list[Problem]]:
 def draw_problems(cfg: dict, refs: dict, run):
     """Stage problems@toy: the splits, the evaluation sets' problem texts (as inputs@real writes them: what
     training data must not contain), and `refs`, the reference PRMs' identities its checks made
-    (prmlab.manifest.references_manifest, which refuses a folder outside the graph in this profile)."""
+    (prmlab.core.manifest.references_manifest, which refuses a folder outside the graph in this profile)."""
     probs = world_problems(cfg["toy"])
     m = {f"{split}_problems": len(items) for split, items in probs.items()}
     m |= {f"{split}_hard_problems": sum(bool(p.meta.get("hard")) for p in items) for split, items in probs.items()}
