@@ -71,7 +71,7 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 test: setup browser
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q tests
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q --durations=25 tests
 
 lint: setup
 	$(BIN)/ruff check src stages flows tests benchmarks

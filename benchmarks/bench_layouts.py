@@ -8,7 +8,7 @@ shape, by default; `mid` a 0.5B-class Qwen2 shape for a GPU) on `--items` real P
 seeded sample of gsm8k and math:
 - prmlab: layout_scorer (a LayoutScorer subclass per layout), length-sorted batches under a token budget, all steps in one pass;
 - the layout's reference procedure (the model card's one-item loop; RLHFlow: ProcessBench-style
-  one chat call per step; an ORM: one call per prefix of steps), as tests/test_layouts.py runs it.
+  one chat call per step; an ORM: one call per prefix of steps), as tests/prms/test_layouts.py runs it.
 With `--vllm`, the layouts vLLM's pooling runner serves (qwen, math_shepherd, trl: prmlab.prms.layouts.VLLM_LAYOUTS) are
 also scored through it, in the same run (after the others: vLLM holds memory until closed).
 Prints responses/s of each (medians of --repeats alternating runs), their ratio (targets: >= 1.0x the model card's loop, >= 10x the per-step

@@ -1,6 +1,6 @@
 """Randomly initialised checkpoints in each released PRM layout (prmlab.prms.layouts), built locally:
 config, tokenizer with the layout's special tokens, safetensors weights. Tests check prmlab's scorers
-against each layout's reference loop on them (tests/test_layouts.py); bench_layouts.py times them.
+against each layout's reference loop on them (tests/prms/test_layouts.py); bench_layouts.py times them.
 
     from benchmarks.layout_models import build
     spec = build("rlhflow", "/tmp/rlhflow", tokenizer_dir="models/policy")   # -> PRMSpec

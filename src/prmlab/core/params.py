@@ -212,7 +212,7 @@ def check(cond: bool, msg: str) -> None:
 
 
 # dvc.yaml's stage groups in order, and which exist in one profile only (dvc.yaml generates them `foreach` over
-# params `profile`; tests/test_params.py checks the two agree). The toy models (COMMITTED) are in git: a fresh
+# params `profile`; tests/core/test_params.py checks the two agree). The toy models (COMMITTED) are in git: a fresh
 # clone's study and every seed reuse them.
 STAGES = ("problems", "bootstrap", "train_judge", "inputs", "sample", "label_mc", "label_judge", "label_method", "consensus",
           "toy_human",
@@ -222,7 +222,7 @@ PROFILE_ONLY = {"problems": "toy", "bootstrap": "toy", "train_judge": "toy", "to
                 "build_processbench": "toy", "inputs": "real", "eval_prmbench": "real"}
 PROFILE_OF = {"toy": "toy", "real": "real", "toy_arms": "toy"}  # each `profile` list: the profile its stages belong to
 COMMITTED = ("bootstrap", "train_judge")
-# The stages whose generation runs here or on Ray (prmlab.engines.cluster.EngineConfig's fields; tests/test_params.py checks they
+# The stages whose generation runs here or on Ray (prmlab.engines.cluster.EngineConfig's fields; tests/core/test_params.py checks they
 # agree): `engine.<another stage>` is refused wherever params are read (`engine.eval_bon: ray` had run locally without
 # a word, while label_mc, which loads the section, refused the same file).
 ENGINE_STAGES = ("sample", "sample_eval", "label_mc", "label_judge", "toy_human", "ceiling")

@@ -12,7 +12,7 @@ atomically by this process, the only writer, whichever replica computed it.
   time, so a replica (or its node) that dies loses one shard: it is queued again for another replica, a
   replacement replica is started, and the stage's summary counts the retries. Outputs equal the local run's,
   since a shard's draws depend only on its seed (`seed + shard index`) and its items, never on which
-  process or how many ran it (tests/test_engine.py checks this on a two-node cluster).
+  process or how many ran it (tests/engines/test_engine.py checks this on a two-node cluster).
 
 The connection and the cluster's resources are checked in a stage's `prepare` (`check_engine`), before any
 model loads: an unreachable address or a replica no node can hold is one line naming the params key.

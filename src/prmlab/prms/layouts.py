@@ -24,7 +24,7 @@ eval stage scores (its trained sources, `reference_prms`, `--prm`), each checked
 by a token budget over length-sorted sequences, so short items never pay for a long one's padding
 (on a CPU, only sequences of one length share a batch: any padding costs more than batching gains).
 All steps of a response are scored in one forward pass (one pass per prefix for an ORM), and tests
-check that this equals each layout's reference loop (tests/test_layouts.py).
+check that this equals each layout's reference loop (tests/prms/test_layouts.py).
 
 Generative verifiers (GenPRM, R-PRM, ThinkPRM, the toy judge: a causal LM that writes a check and a verdict
 per step, `votes` sampled replies, a step's score the share calling it correct) are layouts too

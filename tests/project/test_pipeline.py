@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 pytestmark = pytest.mark.slow
 
@@ -288,7 +288,7 @@ def test_a_prompt_edit_changes_only_the_stages_that_read_that_prompt(study):
 def test_a_code_edit_reruns_only_the_stages_that_import_it(study):
     """Before: dvc.yaml listed each stage's imports by hand, generation.py for 16 of 19 stage groups, so an
     edit to an LLM backend reran stages that never call an LLM. The deps are now each stage's imports
-    (tests/test_layers.py): an edit to generation.py changes the stages that generate, one to a report
+    (tests/project/test_layers.py): an edit to generation.py changes the stages that generate, one to a report
     section the report alone."""
     def changed() -> set[str]:
         return set(json.loads(run(["dvc", "status", "--json"], study).stdout or "{}"))

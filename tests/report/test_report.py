@@ -263,7 +263,7 @@ def test_leaderboard_ranks_every_prm_with_references_and_baselines_marked(tmp_pa
     f = tmp_path / "headline.json"
     f.write_text(json.dumps(headline(m)))
     out = subprocess.run([sys.executable, "-m", "flows.cli", "metrics", "--file", str(f)], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1])
+                         cwd=Path(__file__).resolve().parents[2])
     lines = out.stdout.splitlines()
     assert out.returncode == 0 and lines[0].split()[:3] == ["PRM", "kind", "PB"] and lines[1].startswith("a ")
     # the table covers the per-PRM keys, which are not repeated as lines below it

@@ -1,5 +1,5 @@
 """JSONL records round-trip atomically; ShardWriter keeps a killed run's shards for a rerun with the same
-fingerprint. (Bad records and their messages: tests/test_bad_inputs.py.)"""
+fingerprint. (Bad records and their messages: tests/pipeline/test_bad_inputs.py.)"""
 
 from prmlab.core.io import ShardWriter, read_jsonl, write_jsonl
 from prmlab.core.records import Problem

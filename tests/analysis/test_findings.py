@@ -486,7 +486,7 @@ def test_the_protocol_page_is_what_the_rules_render():
     from prmlab.analysis import protocol
     from prmlab.analysis.findings import FINDINGS
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     text = protocol.render(root)
     assert (root / protocol.PAGE).read_text() == text, "reports/protocol.md is stale: python -m flows.seeds --protocol"
     assert all(f"(`{f.id}`)" in text for f in FINDINGS)

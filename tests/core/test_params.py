@@ -8,7 +8,7 @@ import yaml
 
 from prmlab.core.params import COMMITTED, PROFILE_ONLY, STAGES, ParamsError, check, load_params
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SKIP = {"export", "sleep", "head", "srun"}  # shell plumbing (srun's own command is read after its flags)
 

@@ -30,7 +30,7 @@ from prmlab.core.params import ParamsError, load_params
 from prmlab.core.records import JudgeLabel, MCLabel, PRMExample, Problem, ProcessBenchItem, Response
 from prmlab.engines.config import BackendConfig
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 RESP = {"problem_id": "p0", "response_id": "r0", "steps": ["1 + 1 = 2", "2 * 3 = 6", "The answer is 6"],
         "answer": "6", "correct": True}
@@ -933,7 +933,7 @@ def test_seeds_plain_runs_stage_commands_without_a_shell(tmp_path):
     the odd name as text and refuses it, and nothing runs."""
     from scripts.seeds_plain import run_stage
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     d = tmp_path / "seed"
     for sub in ("logs", ".done", "mlruns", "src", "stages"):
         (d / sub).mkdir(parents=True)

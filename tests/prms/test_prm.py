@@ -419,7 +419,7 @@ def test_two_processes_train_as_one(toy, tmp_path):
 
     from prmlab.core.io import write_jsonl
 
-    root, bin_ = Path(__file__).resolve().parents[1], Path(sys.executable).parent
+    root, bin_ = Path(__file__).resolve().parents[2], Path(sys.executable).parent
     write_jsonl(tmp_path / "train.jsonl", varied_examples(toy, 16, False))
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["policy"]["model"] = toy["policy"]
