@@ -31,6 +31,7 @@ import gc
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,10 +45,13 @@ def old_trainer(today_file: str | None = None):
     """prmlab.prms.training as of TODAY, imported from git (or from `today_file`, that file saved by
     `git show`, on a machine without the repo's history) as its own module."""
     src = Path(today_file).read_text() if today_file else subprocess.run(
-        ["git", "show", f"{TODAY}:src/prmlab/prms/training.py"], capture_output=True, text=True, check=True).stdout
+        ["git", "show", f"{TODAY}:src/prmlab/training.py"], capture_output=True, text=True, check=True).stdout
     # its config checks its sources against lists that moved to prmlab.core.sources since; the training is untouched
-    src = src.replace("from prmlab.pipeline.human_labels import HUMAN_SOURCES, TOY_HUMAN", "from prmlab.core.sources import HUMAN_SOURCES, TOY_HUMAN")
-    src = src.replace("from prmlab.pipeline.labeling import SOURCES", "from prmlab.core.sources import SOURCES")
+    src = src.replace("from prmlab.human_labels import HUMAN_SOURCES, TOY_HUMAN", "from prmlab.core.sources import HUMAN_SOURCES, TOY_HUMAN")
+    src = src.replace("from prmlab.labeling import SOURCES", "from prmlab.core.sources import SOURCES")
+    # the flat modules it imports live in the library's packages now
+    src = re.sub(r"\bprmlab\.(io|params|preflight|records|stage|tracking)\b", r"prmlab.core.\1", src)
+    src = re.sub(r"\bprmlab\.prm\b(?!\.)", "prmlab.prms.model", src)
     path = Path(tempfile.mkdtemp()) / "training_521c1cc.py"
     path.write_text(src)
     spec = importlib.util.spec_from_file_location("training_521c1cc", path)
@@ -222,7 +226,7 @@ def main() -> None:
                     "(one round's figures moved by +-8% on this machine)")
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--out", default="reports/benchmarks/train.json")
-    ap.add_argument("--today-file", help="today's trainer as `git show 521c1cc:src/prmlab/prms/training.py` saved it, "
+    ap.add_argument("--today-file", help="today's trainer as `git show 521c1cc:src/prmlab/training.py` saved it, "
                     "where there is no git history (a GPU machine's copy of the tree)")
     ap.add_argument("--processbench", default="../shared/data/processbench", help="ProcessBench's folder (--examples processbench)")
     a = ap.parse_args()
