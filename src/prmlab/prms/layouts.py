@@ -35,6 +35,7 @@ Run: `prmlab eval Qwen/Qwen2.5-Math-PRM-7B peiyi9979/math-shepherd-mistral-7b-pr
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -114,28 +115,19 @@ def _shape(files: dict[str, str], key: str) -> list[int] | None:
 
 
 def detect_layout(path: str) -> str:
-    """The layout of a checkpoint from its config, weights and tokenizer (never eurus: give it)."""
-    from transformers import AutoConfig
+    """The layout of a checkpoint from its config, weights and tokenizer: the first class of DETECTED that
+    recognises it (`LayoutScorer.detects`; never eurus: give it)."""
+    from transformers import AutoConfig, AutoTokenizer
 
     cfg = AutoConfig.from_pretrained(path)
     arch = (cfg.architectures or [""])[0]
     files = weight_files(path)
-    if arch == "Qwen2ForProcessRewardModel":
-        return "qwen"
-    if arch == "Qwen2ForRewardModel":
-        return "orm"
-    if arch.endswith("ForTokenClassification"):  # TRL's PRMTrainer trains AutoModelForTokenClassification
-        return "trl"
-    if any(k.startswith("v_head.") for k in files):
-        return "skywork"
-    if arch.endswith("ForCausalLM"):
-        from transformers import AutoTokenizer
-
-        tok = AutoTokenizer.from_pretrained(path)
-        if tok.chat_template and cfg.model_type == "llama":
-            return "rlhflow"
-        if not tok.chat_template and len(tok.encode(SHEPHERD_TAG, add_special_tokens=False)) == 1:
-            return "math_shepherd"
+    causal = arch.endswith("ForCausalLM")  # only a causal LM's layout is told by its tokenizer, loaded on first use
+    tok = functools.cache(lambda: AutoTokenizer.from_pretrained(path)) if causal else None
+    for cls in DETECTED:
+        if cls.detects(arch, cfg, files, tok):
+            return LAYOUT_OF[cls]
+    if causal:
         raise ParamsError(f"{path}: a causal LM ({arch}) whose layout cannot be told from its files: give layout "
                           f"math_shepherd, rlhflow or eurus (with its reference model)")
     raise ParamsError(f"{path}: architecture {arch or '(none)'} is none of the PRM layouts {list(LAYOUTS)}")
@@ -173,28 +165,7 @@ def check_layout(spec: PRMSpec, key: str) -> str:
         files = weight_files(spec.model)
     except ParamsError as e:
         raise ParamsError(f"{key}: {e}") from None
-    head = {"qwen": ("score.2.weight", 2), "orm": ("score.2.weight", 1), "trl": ("score.weight", 2)}.get(layout)
-    if head:
-        shape = _shape(files, head[0])
-        if shape is None or shape[0] != head[1]:
-            got = "no score head" if shape is None else f"a {shape[0]}-output score head"
-            raise ParamsError(f"{key}: {spec.model} has {got}; layout {layout} has {head[1]} "
-                              f"({'error, correct' if head[1] == 2 else 'one reward'})")
-    if layout == "skywork":
-        shape = _shape(files, "v_head.summary.weight")
-        if not shape or shape[0] != 1 or "v_head.summary.bias" not in files:
-            raise ParamsError(f"{key}: {spec.model}: layout skywork needs a value head v_head.summary (weight "
-                              f"[1, hidden] and bias) among its weights, got {shape}")
-    tok = AutoTokenizer.from_pretrained(spec.model)
-    if layout == "qwen" and "<extra_0>" not in tok.get_vocab():
-        raise ParamsError(f"{key}: {spec.model}'s tokenizer has no step token <extra_0> (layout qwen)")
-    if layout == "math_shepherd":
-        if len(tok.encode(SHEPHERD_TAG, add_special_tokens=False)) != 1:
-            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no single token for the step tag {SHEPHERD_TAG!r} (layout math_shepherd)")
-        if len(tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)) != 2:
-            raise ParamsError(f"{key}: {spec.model}'s tokenizer does not encode {SHEPHERD_CANDIDATES!r} as two tokens (layout math_shepherd)")
-    if layout in ("rlhflow", "eurus", "orm") and not tok.chat_template:
-        raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {layout} needs one)")
+    SCORERS[layout].check_files(spec, key, files, functools.cache(lambda: AutoTokenizer.from_pretrained(spec.model)))
     return layout
 
 
@@ -506,6 +477,29 @@ class LayoutScorer(Scorer):
     subclass of a spec's layout, given or detected."""
 
     label_offset = 0  # score columns fewer than tokens (eurus reads next-token log-probabilities: 1)
+    HEAD: tuple[str, int] | None = None  # (weight, outputs) of the score head its checkpoint must have
+    CHAT = False  # its inputs go through the tokenizer's chat template
+
+    @classmethod
+    def detects(cls, arch: str, cfg, files: dict[str, str], tok) -> bool:
+        """Whether a checkpoint is of this layout, from its architecture, config, weight names and (causal LMs
+        only, else None) `tok()`, its tokenizer loaded on first call; detect_layout asks DETECTED's classes in order."""
+        return False
+
+    @classmethod
+    def check_files(cls, spec: PRMSpec, key: str, files: dict[str, str], tok) -> None:
+        """Before any weights load: the head's size (HEAD), then the chat template (CHAT) of `tok()`, the
+        tokenizer loaded on first call; a subclass adds its step token's. Raises ParamsError naming `key`."""
+        layout = LAYOUT_OF[cls]
+        if cls.HEAD:
+            name, n = cls.HEAD
+            shape = _shape(files, name)
+            if shape is None or shape[0] != n:
+                got = "no score head" if shape is None else f"a {shape[0]}-output score head"
+                raise ParamsError(f"{key}: {spec.model} has {got}; layout {layout} has {n} "
+                                  f"({'error, correct' if n == 2 else 'one reward'})")
+        if cls.CHAT and not tok().chat_template:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {layout} needs one)")
 
     def __init__(self, spec: PRMSpec, batch_size: int = 16, max_length: int = 4096, dtype: str = "float32",
                  batch_tokens: int = 16384, per_prefix: bool = True):
@@ -581,6 +575,18 @@ class LayoutScorer(Scorer):
 class QwenScorer(LayoutScorer):
     """Qwen2.5-Math-PRM (and ours): class 1 of the 2-class head at each `<extra_0>`."""
 
+    HEAD = ("score.2.weight", 2)
+
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return arch == "Qwen2ForProcessRewardModel"
+
+    @classmethod
+    def check_files(cls, spec, key, files, tok):
+        super().check_files(spec, key, files, tok)
+        if "<extra_0>" not in tok().get_vocab():
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no step token <extra_0> (layout qwen)")
+
     @staticmethod
     def model_class():
         return Qwen2ForProcessRewardModel
@@ -594,6 +600,12 @@ class QwenScorer(LayoutScorer):
 
 class OrmScorer(LayoutScorer):
     """An outcome RM (Qwen2.5-Math-RM): the reward of each step prefix (`per_prefix`) or of the whole response."""
+
+    HEAD, CHAT = ("score.2.weight", 1), True
+
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return arch == "Qwen2ForRewardModel"
 
     @staticmethod
     def model_class():
@@ -627,6 +639,17 @@ class CandidateScorer(LayoutScorer):
 class ShepherdScorer(CandidateScorer):
     """Math-Shepherd: `+` against `-` at each `ки` tag."""
 
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return tok is not None and not tok().chat_template and len(tok().encode(SHEPHERD_TAG, add_special_tokens=False)) == 1
+
+    @classmethod
+    def check_files(cls, spec, key, files, tok):
+        if len(tok().encode(SHEPHERD_TAG, add_special_tokens=False)) != 1:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer has no single token for the step tag {SHEPHERD_TAG!r} (layout math_shepherd)")
+        if len(tok().encode(SHEPHERD_CANDIDATES, add_special_tokens=False)) != 2:
+            raise ParamsError(f"{key}: {spec.model}'s tokenizer does not encode {SHEPHERD_CANDIDATES!r} as two tokens (layout math_shepherd)")
+
     def candidate_ids(self):
         return self.tok.encode(SHEPHERD_CANDIDATES, add_special_tokens=False)
 
@@ -637,6 +660,12 @@ class ShepherdScorer(CandidateScorer):
 class RLHFlowScorer(CandidateScorer):
     """RLHFlow's Llama PRMs: `+` against `-` as the assistant's reply to each step."""
 
+    CHAT = True
+
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return tok is not None and bool(tok().chat_template) and cfg.model_type == "llama"
+
     def candidate_ids(self):
         return [self.tok.encode("+")[-1], self.tok.encode("-")[-1]]
 
@@ -646,6 +675,17 @@ class RLHFlowScorer(CandidateScorer):
 
 class SkyworkScorer(LayoutScorer):
     """Skywork-o1-Open-PRM: a value head (`v_head.summary`) on the last hidden state at each step's end."""
+
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return any(k.startswith("v_head.") for k in files)
+
+    @classmethod
+    def check_files(cls, spec, key, files, tok):
+        shape = _shape(files, "v_head.summary.weight")
+        if not shape or shape[0] != 1 or "v_head.summary.bias" not in files:
+            raise ParamsError(f"{key}: {spec.model}: layout skywork needs a value head v_head.summary (weight "
+                              f"[1, hidden] and bias) among its weights, got {shape}")
 
     @staticmethod
     def model_class():
@@ -675,6 +715,12 @@ class SkyworkScorer(LayoutScorer):
 class TRLScorer(LayoutScorer):
     """A TRL PRMTrainer checkpoint (PURE's PRM): class 1 of the token-classification head at each step's separator."""
 
+    HEAD = ("score.weight", 2)
+
+    @classmethod
+    def detects(cls, arch, cfg, files, tok):
+        return arch.endswith("ForTokenClassification")  # TRL's PRMTrainer trains AutoModelForTokenClassification
+
     @staticmethod
     def model_class():
         from transformers import AutoModelForTokenClassification
@@ -693,6 +739,7 @@ class EurusScorer(LayoutScorer):
     position, against its reference model (`spec.reference`, the model card's by default)."""
 
     label_offset = 1
+    CHAT = True  # detected never: a Qwen2 causal LM with a chat template is any chat model; name it
 
     def __init__(self, spec: PRMSpec, *args, **kw):
         from transformers import AutoModelForCausalLM
@@ -777,6 +824,9 @@ VLLM_LAYOUTS = ("qwen", *VLLMTokenScorer.COLUMN)  # the layouts scorer vllm serv
 SCORERS = {"qwen": QwenScorer, "orm": OrmScorer, "math_shepherd": ShepherdScorer, "rlhflow": RLHFlowScorer,
            "skywork": SkyworkScorer, "trl": TRLScorer, "eurus": EurusScorer}  # a class per entry of LAYOUTS
 LAYOUT_OF = {cls: layout for layout, cls in SCORERS.items()}
+# detect_layout's order: by architecture, then by weights, then a causal LM by its tokenizer (rlhflow before
+# math_shepherd: a chat template says rlhflow); eurus is never detected
+DETECTED = (QwenScorer, OrmScorer, TRLScorer, SkyworkScorer, RLHFlowScorer, ShepherdScorer)
 
 
 def layout_scorer(spec: PRMSpec, *args, **kw) -> LayoutScorer:
