@@ -44,7 +44,8 @@ def main() -> None:
     from prmlab.core.params import load_params
     from prmlab.engines.cluster import Engine, RayConfig
     from prmlab.engines.config import BackendConfig
-    from prmlab.pipeline.labeling import LabelMCConfig, mc_shard
+    from prmlab.pipeline.labeling import mc_shard
+    from prmlab.pipeline.labeling_config import LabelMCConfig
 
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     c = dataclasses.replace(load_params("label_mc", LabelMCConfig, a.params), shard_size=a.shard_size, search="exhaustive")

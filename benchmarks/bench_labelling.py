@@ -148,7 +148,8 @@ def main() -> None:
         reference_solutions,
         trusted,
     )
-    from prmlab.pipeline.labeling import LabelJudgeConfig, LabelMCConfig, MCStats, judge_labels, mc_search
+    from prmlab.pipeline.labeling import MCStats, judge_labels, mc_search
+    from prmlab.pipeline.labeling_config import LabelJudgeConfig, LabelMCConfig
     from prmlab.pipeline.method_labels import MethodLabel
     from prmlab.prompts import load_template
 

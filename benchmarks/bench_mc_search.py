@@ -22,7 +22,8 @@ import hashlib
 import time
 from pathlib import Path
 
-from prmlab.pipeline.labeling import SEARCHES, agreement
+from prmlab.pipeline.labeling import agreement
+from prmlab.pipeline.labeling_config import SEARCHES
 
 
 def locked_md5(stage: str, path: str) -> str | None:
@@ -53,7 +54,8 @@ def main() -> None:
     from prmlab.core.stage import set_threads
     from prmlab.engines.config import BackendConfig
     from prmlab.engines.generation import make_generator
-    from prmlab.pipeline.labeling import LabelMCConfig, MCStats, _Rollouts, mc_exhaustive, mc_search
+    from prmlab.pipeline.labeling import MCStats, _Rollouts, mc_exhaustive, mc_search
+    from prmlab.pipeline.labeling_config import LabelMCConfig
 
     set_threads()
     c = load_params("label_mc", LabelMCConfig, a.params)

@@ -76,7 +76,8 @@ def main() -> None:
                   f"({row['seconds']:.0f} s)", flush=True)
     if judged:  # after the policy is released: one model in memory at a time
         from prmlab.core.params import load_params
-        from prmlab.pipeline.labeling import LabelJudgeConfig, judge_labels
+        from prmlab.pipeline.labeling import judge_labels
+        from prmlab.pipeline.labeling_config import LabelJudgeConfig
         from prmlab.pipeline.training_sets import agreement_counts, audit_table
         from prmlab.prompts import load_template
 

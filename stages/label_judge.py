@@ -20,7 +20,8 @@ Run: python -m stages.label_judge --problems data/problems/train.jsonl --samples
 from prmlab.core.stage import run_stage
 from prmlab.engines.cluster import EngineConfig
 from prmlab.engines.config import BackendConfig
-from prmlab.pipeline.labeling import LabelJudgeConfig, label_judge, prepare_judge
+from prmlab.pipeline.labeling import label_judge, prepare_judge
+from prmlab.pipeline.labeling_config import LabelJudgeConfig
 
 
 def main() -> None:

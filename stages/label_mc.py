@@ -19,7 +19,8 @@ Run: python -m stages.label_mc --problems data/problems/train.jsonl --samples da
 from prmlab.core.stage import run_stage
 from prmlab.engines.cluster import EngineConfig
 from prmlab.engines.config import BackendConfig
-from prmlab.pipeline.labeling import LabelMCConfig, label_mc, prepare_mc
+from prmlab.pipeline.labeling import label_mc, prepare_mc
+from prmlab.pipeline.labeling_config import LabelMCConfig
 
 
 def main() -> None:

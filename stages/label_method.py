@@ -20,7 +20,7 @@ from prmlab.core.stage import run_stage
 from prmlab.engines.cluster import EngineConfig
 from prmlab.engines.config import BackendConfig
 from prmlab.pipeline.label_methods import LabelMethodsConfig, label_method, prepare_method
-from prmlab.pipeline.labeling import LabelJudgeConfig
+from prmlab.pipeline.labeling_config import LabelJudgeConfig
 
 
 def main() -> None:

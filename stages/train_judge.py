@@ -17,7 +17,7 @@ Run: python -m stages.train_judge --base models/base --policy models/policy --ou
 """
 
 from prmlab.core.stage import run_stage
-from prmlab.pipeline.labeling import LabelJudgeConfig
+from prmlab.pipeline.labeling_config import LabelJudgeConfig
 from prmlab.toy.recipes import ToyJudgeConfig, ToyModelsConfig, judge_template, train_judge
 from prmlab.toy.world import ToyWorldConfig
 

@@ -47,7 +47,7 @@ _HOMES = {
     "eval_prm": "prmlab.pipeline.processbench", "EvalPBConfig": "prmlab.pipeline.processbench",
     "processbench_scores": "prmlab.analysis.metrics", "first_below": "prmlab.analysis.metrics", "best_threshold": "prmlab.analysis.metrics",
     "load_prmbench": "prmlab.pipeline.prmbench", "prmbench_table": "prmlab.pipeline.prmbench", "EvalPRMBenchConfig": "prmlab.pipeline.prmbench",
-    "label_responses": "prmlab.pipeline.labeling", "LabelMCConfig": "prmlab.pipeline.labeling", "MCStats": "prmlab.pipeline.labeling",
+    "label_responses": "prmlab.pipeline.labeling", "LabelMCConfig": "prmlab.pipeline.labeling_config", "MCStats": "prmlab.pipeline.labeling",
     "make_generator": "prmlab.engines.generation",
     "load_params": "prmlab.core.params", "BackendConfig": "prmlab.engines.config", "Sampling": "prmlab.engines.config",
     "TrainPRMConfig": "prmlab.prms.training_config",

@@ -71,7 +71,7 @@ def section_configs():
     from prmlab.pipeline.ceiling import CeilingConfig
     from prmlab.pipeline.data import RealConfig
     from prmlab.pipeline.label_methods import LabelMethodsConfig
-    from prmlab.pipeline.labeling import LabelJudgeConfig, LabelMCConfig
+    from prmlab.pipeline.labeling_config import LabelJudgeConfig, LabelMCConfig
     from prmlab.pipeline.prmbench import EvalPRMBenchConfig
     from prmlab.pipeline.processbench import BuildPBConfig, EvalPBConfig
     from prmlab.pipeline.sampling import SampleConfig

@@ -182,16 +182,16 @@ def _params(tmp_path: Path, **sections) -> Path:
 
 
 PARAM_CASES = [
-    ("mc-temperature-negative", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"temperature": -0.5},
+    ("mc-temperature-negative", "prmlab.pipeline.labeling_config:LabelMCConfig", "label_mc", {"temperature": -0.5},
      "label_mc.temperature must be >= 0, got -0.5"),
-    ("mc-k-zero", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
-    ("judge-max-tokens-zero", "prmlab.pipeline.labeling:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
+    ("mc-k-zero", "prmlab.pipeline.labeling_config:LabelMCConfig", "label_mc", {"k": 0}, "label_mc.k must be >= 1"),
+    ("judge-max-tokens-zero", "prmlab.pipeline.labeling_config:LabelJudgeConfig", "label_judge", {"max_tokens": 0},
      "label_judge.max_tokens must be >= 1, got 0"),
-    ("judge-top-k-zero", "prmlab.pipeline.labeling:LabelJudgeConfig", "label_judge", {"top_k": 0},
+    ("judge-top-k-zero", "prmlab.pipeline.labeling_config:LabelJudgeConfig", "label_judge", {"top_k": 0},
      "label_judge.top_k must be -1 (off) or >= 1, got 0"),
     ("pb-top-p-zero", "prmlab.pipeline.processbench:BuildPBConfig", "build_processbench", {"top_p": 0.0},
      "build_processbench.top_p must be in (0, 1], got 0.0"),
-    ("mc-temperature-string", "prmlab.pipeline.labeling:LabelMCConfig", "label_mc", {"temperature": "hot"},
+    ("mc-temperature-string", "prmlab.pipeline.labeling_config:LabelMCConfig", "label_mc", {"temperature": "hot"},
      "label_mc.temperature: expected a finite number, got string 'hot'"),
     # checks that once named a bare field, and values that silently changed a metric's meaning
     ("policy-batch-size-zero", "prmlab.engines.generation:BackendConfig", "policy", {"batch_size": 0},
@@ -366,7 +366,7 @@ def test_credentials_never_reach_params(tmp_path, section, key, url, what):
     `?subscription-key=&access_key=` passed the list of credential names. Any URL anywhere in the params file
     with a user name, password, query string or fragment is refused where the file is read, by every section's
     load (here label_mc's, which never reads the judge), before any stage records anything; never echoed."""
-    from prmlab.pipeline.labeling import LabelMCConfig
+    from prmlab.pipeline.labeling_config import LabelMCConfig
 
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params[section][key] = url if isinstance(url, str) else {**params[section][key], **url}

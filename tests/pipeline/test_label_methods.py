@@ -25,7 +25,7 @@ from prmlab.pipeline.label_methods import (
     reference_messages,
     trusted,
 )
-from prmlab.pipeline.labeling import LabelJudgeConfig
+from prmlab.pipeline.labeling_config import LabelJudgeConfig
 from prmlab.pipeline.method_labels import MethodLabel
 from prmlab.toy.world import (
     ToyWorldConfig,

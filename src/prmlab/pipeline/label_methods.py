@@ -48,7 +48,8 @@ from prmlab.engines import generation
 from prmlab.engines.cluster import check_engine, open_engine
 from prmlab.engines.config import Sampling, check_sampling
 from prmlab.pipeline.data import _rows
-from prmlab.pipeline.labeling import LabelMCConfig, MCStats, judge_labels, label_responses
+from prmlab.pipeline.labeling import MCStats, judge_labels, label_responses
+from prmlab.pipeline.labeling_config import LabelMCConfig
 from prmlab.pipeline.method_labels import MethodLabel
 from prmlab.pipeline.training_sets import audit, labels_fitting
 from prmlab.prompts import load_template, majority, parse_judgement, tag_paragraphs

@@ -29,13 +29,12 @@ import dataclasses
 import sys
 import time
 from dataclasses import dataclass
-from typing import Literal
 
 from prmlab import prompts
 from prmlab.core import grading
 from prmlab.core.grading import is_equivalent
 from prmlab.core.io import DataError, ShardWriter, fingerprint, read_problems_and_responses
-from prmlab.core.params import ParamsError, check
+from prmlab.core.params import ParamsError
 from prmlab.core.preflight import check_backend, code_version, model_identity
 from prmlab.core.provenance import md5_path
 from prmlab.core.records import JudgeLabel, MCLabel, Problem, Response, distinct_responses
@@ -43,11 +42,10 @@ from prmlab.core.result import Done
 from prmlab.core.steps import extract_answer, join_steps
 from prmlab.engines import generation
 from prmlab.engines.cluster import check_engine, open_engine
-from prmlab.engines.config import BackendConfig, Sampling, check_sampling
+from prmlab.engines.config import BackendConfig, Sampling
 from prmlab.engines.generation import Generator
+from prmlab.pipeline.labeling_config import LabelMCConfig
 from prmlab.prompts import judge_messages, load_template, majority, parse_judgement, policy_messages
-
-SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
 
 
 def rollout_prompt(gen: Generator, problem: Problem, steps: list[str], upto: int) -> str:
@@ -298,33 +296,6 @@ def judge_labels(gen: Generator, problems: dict[str, Problem], responses: list[R
     return labels
 
 
-@dataclass(frozen=True)
-class LabelMCConfig:
-    MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
-
-    k: int = 8
-    temperature: float = 0.7
-    top_p: float = 0.8
-    top_k: int = -1
-    max_tokens: int = 1024
-    threshold: float = 0.0
-    search: Literal["exhaustive", "sequential", "binary", "scan", "scan_binary"] = "exhaustive"
-    compare_sample: int = 64  # search other than exhaustive: responses also labelled exhaustively, on the same draws
-    shard_size: int = 64  # responses per shard
-    seed: int = 0
-
-    def __post_init__(self):
-        check(self.k >= 1, "label_mc.k must be >= 1")
-        check(0 <= self.threshold < 1, "label_mc.threshold must be in [0, 1)")
-        check(self.shard_size >= 1, "label_mc.shard_size must be >= 1")
-        check(self.compare_sample >= 0, "label_mc.compare_sample must be >= 0")
-        check_sampling("label_mc", self.sampling, n="k")
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.k, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
-
-
 def label_responses(gen, problems: dict[str, Problem], responses: list[Response], cfg: LabelMCConfig,
                     stats: MCStats, shard: int = 0) -> list[MCLabel]:
     return mc_search(cfg.search, gen, problems, responses, cfg.sampling(shard), cfg.threshold, stats)
@@ -404,31 +375,6 @@ def label_mc(cfg: dict, data, run):
                    f"{m['truncated_rollouts']} rollouts cut by a length limit (in {m['responses_with_truncated_rollouts']} "
                    f"responses' labels), {this_run['tokens_per_second']:.0f} tok/s this run, {eng.retries} shard(s) "
                    "retried; label quality: stage consensus", logged=this_run)
-
-
-@dataclass(frozen=True)
-class LabelJudgeConfig:
-    MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
-
-    style: Literal["critic", "paper"] = "critic"
-    template_file: str | None = None
-    n: int = 1
-    temperature: float = 0.0
-    top_p: float = 1.0
-    top_k: int = -1
-    max_tokens: int = 2048
-    shard_size: int = 128
-    seed: int = 0
-
-    def __post_init__(self):
-        check(self.n >= 1, "label_judge.n must be >= 1")
-        check(self.n == 1 or self.temperature > 0, "label_judge: majority vote (n > 1) needs temperature > 0")
-        check(self.shard_size >= 1, "label_judge.shard_size must be >= 1")
-        check_sampling("label_judge", self.sampling)
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
 def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], list[Response]]:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from prmlab.core.params import COMMITTED
-from prmlab.pipeline.labeling import SEARCHES
+from prmlab.pipeline.labeling_config import SEARCHES
 from prmlab.report.markdown import f3, signed_ci
 from prmlab.report.study import LEARNED_AUC_BAR, meets_exact_label_targets, prm_learned
 
