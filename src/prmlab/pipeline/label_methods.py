@@ -49,7 +49,7 @@ from prmlab.engines.cluster import check_engine, open_engine
 from prmlab.engines.config import Sampling, check_sampling
 from prmlab.pipeline.data import _rows
 from prmlab.pipeline.labeling import MCStats, judge_labels, label_responses
-from prmlab.pipeline.labeling_config import LabelMCConfig
+from prmlab.pipeline.labeling_config import JudgeSampling, LabelMCConfig
 from prmlab.pipeline.method_labels import MethodLabel
 from prmlab.pipeline.training_sets import audit, labels_fitting
 from prmlab.prompts import load_template, majority, parse_judgement, tag_paragraphs
@@ -75,8 +75,8 @@ REFERENCE_PLACEHOLDERS = ("problem", "reference", "tagged_response")
 
 
 @dataclass(frozen=True)
-class ReferenceJudgeConfig:
-    MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
+class ReferenceJudgeConfig(JudgeSampling):
+    SECTION = "label_methods.reference"
 
     template_file: str | None = None  # None: REFERENCE_TEMPLATE
     solutions: dict[str, str] = field(default_factory=dict)  # {benchmark name: file or MATH folder}; toy: {}
@@ -87,16 +87,6 @@ class ReferenceJudgeConfig:
     max_tokens: int = 2048
     shard_size: int = 128
     seed: int = 0
-
-    def __post_init__(self):
-        check(self.n >= 1, "label_methods.reference.n must be >= 1")
-        check(self.n == 1 or self.temperature > 0, "label_methods.reference: majority vote (n > 1) needs temperature > 0")
-        check(self.shard_size >= 1, "label_methods.reference.shard_size must be >= 1")
-        check_sampling("label_methods.reference", self.sampling)
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
 @dataclass(frozen=True)

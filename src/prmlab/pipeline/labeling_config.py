@@ -40,9 +40,29 @@ class LabelMCConfig:
                         max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
-@dataclass(frozen=True)
-class LabelJudgeConfig:
+class JudgeSampling:
+    """What a judge pass's params share (label_judge, label_methods.reference): `n` replies a response at the given
+    sampling, majority-voted, in shards. The fields are each class's own (in its params order); `SECTION` names
+    them in errors."""
+
+    SECTION = ""
     MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
+
+    def __post_init__(self):
+        s = self.SECTION
+        check(self.n >= 1, f"{s}.n must be >= 1")
+        check(self.n == 1 or self.temperature > 0, f"{s}: majority vote (n > 1) needs temperature > 0")
+        check(self.shard_size >= 1, f"{s}.shard_size must be >= 1")
+        check_sampling(s, self.sampling)
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
+                        max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
+@dataclass(frozen=True)
+class LabelJudgeConfig(JudgeSampling):
+    SECTION = "label_judge"
 
     style: Literal["critic", "paper"] = "critic"
     template_file: str | None = None
@@ -53,13 +73,3 @@ class LabelJudgeConfig:
     max_tokens: int = 2048
     shard_size: int = 128
     seed: int = 0
-
-    def __post_init__(self):
-        check(self.n >= 1, "label_judge.n must be >= 1")
-        check(self.n == 1 or self.temperature > 0, "label_judge: majority vote (n > 1) needs temperature > 0")
-        check(self.shard_size >= 1, "label_judge.shard_size must be >= 1")
-        check_sampling("label_judge", self.sampling)
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)

@@ -114,16 +114,24 @@ def _shape(files: dict[str, str], key: str) -> list[int] | None:
         return list(st.get_slice(key).get_shape())
 
 
-def detect_layout(path: str) -> str:
+def tokenizer_loader(path: str):
+    """`tok()`: the checkpoint's tokenizer, loaded on the first call and kept (detection and checks share it)."""
+    from transformers import AutoTokenizer
+
+    return functools.cache(lambda: AutoTokenizer.from_pretrained(path))
+
+
+def detect_layout(path: str, files: dict[str, str] | None = None, tok=None) -> str:
     """The layout of a checkpoint from its config, weights and tokenizer: the first class of DETECTED that
-    recognises it (`LayoutScorer.detects`; never eurus: give it)."""
-    from transformers import AutoConfig, AutoTokenizer
+    recognises it (`LayoutScorer.detects`; never eurus: give it). `files` (weight_files) and `tok`
+    (tokenizer_loader) are passed by a caller that has them already."""
+    from transformers import AutoConfig
 
     cfg = AutoConfig.from_pretrained(path)
     arch = (cfg.architectures or [""])[0]
-    files = weight_files(path)
-    causal = arch.endswith("ForCausalLM")  # only a causal LM's layout is told by its tokenizer, loaded on first use
-    tok = functools.cache(lambda: AutoTokenizer.from_pretrained(path)) if causal else None
+    files = weight_files(path) if files is None else files
+    causal = arch.endswith("ForCausalLM")  # only a causal LM's layout is told by its tokenizer
+    tok = (tok or tokenizer_loader(path)) if causal else None
     for cls in DETECTED:
         if cls.detects(arch, cfg, files, tok):
             return LAYOUT_OF[cls]
@@ -160,12 +168,13 @@ def check_layout(spec: PRMSpec, key: str) -> str:
         if not AutoTokenizer.from_pretrained(spec.model).chat_template:
             raise ParamsError(f"{key}: {spec.model}'s tokenizer has no chat template (layout {spec.layout} needs one)")
         return spec.layout
+    tok = tokenizer_loader(spec.model)
     try:
-        layout = spec.layout or detect_layout(spec.model)
         files = weight_files(spec.model)
+        layout = spec.layout or detect_layout(spec.model, files, tok)
     except ParamsError as e:
         raise ParamsError(f"{key}: {e}") from None
-    SCORERS[layout].check_files(spec, key, files, functools.cache(lambda: AutoTokenizer.from_pretrained(spec.model)))
+    SCORERS[layout].check_files(spec, key, files, tok)
     return layout
 
 
