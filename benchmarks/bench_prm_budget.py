@@ -152,13 +152,14 @@ def main() -> None:
 
     from prmlab.core.io import write_json
     from prmlab.core.params import from_mapping, load_params
+    from prmlab.core.result import Unrecorded
     from prmlab.core.stage import set_threads
     from prmlab.engines.cluster import Engine
     from prmlab.engines.config import BackendConfig
     from prmlab.pipeline.processbench import EvalPBConfig
     from prmlab.pipeline.sampling import SampleConfig
     from prmlab.pipeline.training_sets import training_set
-    from prmlab.prms.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainInputs, TrainPRMConfig, train_prm
     from prmlab.toy.world import ToyWorldConfig, make_problems
 
     set_threads()
@@ -210,8 +211,9 @@ def main() -> None:
             continue
         examples = training_set("oracle", {p.id: p for p in probs}, train_rs, {}, {})
         distinct = len({(e.prompt, tuple(e.completions)) for e in examples})
-        cfg = dataclasses.replace(tcfg, steps=steps, seed=seed)  # train_prm.steps, not epochs: params may set steps, which wins
-        m = train(examples, policy.model, out, cfg, soft=False)
+        # stage train_prm's core on the oracle's set, recording nothing; steps, not epochs: params may set steps, which wins
+        cfg = {"policy": policy, "train_prm": dataclasses.replace(tcfg, steps=steps, seed=seed)}
+        m = train_prm(cfg, TrainInputs("oracle", f"{n_problems}x{n} oracle set", out, examples), Unrecorded()).metrics
         results[key] = {
             "problems": n_problems, "n": n, "world": world or "normal only", "train_seed": seed, "items": bool(items),
             **({"train_set": train_set} if train_set else {}),

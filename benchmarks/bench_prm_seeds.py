@@ -63,15 +63,17 @@ def main() -> None:
     ap.add_argument("--out", default="reports/benchmarks/prm_seeds.json")
     a = ap.parse_args()
 
-    from prmlab.core.io import read_jsonl, write_json
+    from types import SimpleNamespace
+
+    from prmlab.core.io import write_json
     from prmlab.core.params import load_params
-    from prmlab.core.records import PRMExample
+    from prmlab.core.result import Unrecorded
     from prmlab.core.stage import set_threads
     from prmlab.engines.cluster import Engine
     from prmlab.engines.config import BackendConfig
     from prmlab.pipeline.processbench import EvalPBConfig
     from prmlab.pipeline.sampling import SampleConfig
-    from prmlab.prms.training import TrainPRMConfig, train
+    from prmlab.prms.training import TrainPRMConfig, prepare_train, train_prm
     from prmlab.toy.world import ToyWorldConfig
 
     t0 = time.perf_counter()
@@ -96,11 +98,12 @@ def main() -> None:
         if time.perf_counter() - t0 > a.deadline:
             print(f"[bench_prm_seeds] deadline: {key} and {len(todo) - todo.index((seed, source)) - 1} more not started", flush=True)
             break
-        examples = read_jsonl(data / "prm_train" / f"{source}.jsonl", PRMExample)
-        cfg = dataclasses.replace(tcfg, seed=seed, steps=a.steps)  # steps, not epochs: a params `steps` would win
+        # stage train_prm@<source>'s own prepare and core (a soft source trains on MC values), recording nothing
+        cfg = {"policy": policy, "train_prm": dataclasses.replace(tcfg, seed=seed, steps=a.steps)}  # steps: a params `steps` would win
         out = str(work / f"prm_{source}_{a.steps}_{seed}")
-        m = train(examples, policy.model, out, cfg, soft=source == "mc_soft")
-        results[key] = {"source": source, "seed": seed, "examples": len(examples), "optimizer_steps_asked": a.steps,
+        inputs = prepare_train(SimpleNamespace(source=source, train=str(data / "prm_train" / f"{source}.jsonl"), out=out), cfg)
+        m = train_prm(cfg, inputs, Unrecorded()).metrics
+        results[key] = {"source": source, "seed": seed, "examples": len(inputs.examples), "optimizer_steps_asked": a.steps,
                         "optimizer_steps": m["optimizer_steps"], "train_seconds": m["seconds"],
                         **measure(out, items, tune, eval_probs, bon_rs), "machine": machine()}
         print(json.dumps({key: results[key]}), flush=True)

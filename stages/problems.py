@@ -17,7 +17,7 @@ Run: python -m stages.problems --problems-dir data/problems --references data/mo
 from prmlab.core.manifest import references_manifest
 from prmlab.core.stage import run_stage
 from prmlab.pipeline.human_labels import check_profile_sources
-from prmlab.toy.world import ToyWorldConfig, draw_problems
+from prmlab.toy.world import ProblemsInputs, ToyWorldConfig, draw_problems
 
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
                                           "references": "the reference PRMs' identities JSON"},
               sections={"toy": ToyWorldConfig}, core=draw_problems,
               # before any work: the label sources, then the reference PRMs (outside the graph: one line here)
-              prepare=lambda a, cfg: references_manifest(check_profile_sources(a), toy=True))
+              prepare=lambda a, cfg: ProblemsInputs(references_manifest(check_profile_sources(a), toy=True)))
 
 
 if __name__ == "__main__":

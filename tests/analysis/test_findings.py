@@ -66,9 +66,16 @@ def test_one_verdict_rule_per_finding_for_one_seed_and_for_several():
 def test_a_finding_is_one_entry_its_estimates_read_by_name():
     """prmlab.analysis.findings.FINDINGS declares each finding once; an estimate's name finds its declaration, the PRM a
     "{}" stands for filled into its label (the plots' rows, the report's summary)."""
-    from prmlab.analysis.findings import FINDINGS, WINDOW, estimate
+    from prmlab.analysis.findings import FINDINGS, MEASURES, WINDOW, Findings, estimate, measures
+
+    def again(self):
+        return None
 
     assert len({f.id for f in FINDINGS}) == len(FINDINGS) and all(f.paper and f.estimates for f in FINDINGS)
+    # each finding's measure is registered on the Findings method that measures it, one each, none without a finding
+    assert set(MEASURES) == {f.id for f in FINDINGS} and all(getattr(Findings, m.__name__) is m for m in MEASURES.values())
+    with pytest.raises(ValueError, match="finding 'mc_judge' has two measures: mc_judge and again"):
+        measures("mc_judge")(again)  # refused before it registers: MEASURES keeps the first
     e = estimate("bon_residual_mc_hard_minus_human_onpolicy")  # a "{}" pattern filled with the PRM it compares
     assert (e.label, e.unit, e.effect) == ("BoN residual: mc hard - human onpolicy", "Best-of-N points", None)
     e = estimate("f1_prm800k_minus_judge")

@@ -71,7 +71,7 @@ def test_a_verdict_that_flips_with_one_seed_left_out_or_against_another_referenc
     import prmlab.analysis.findings as F
     from prmlab.report.seeds import aggregate_page
 
-    monkeypatch.setattr(F, "FINDINGS", (F.Finding("toy_refs", "toy refs", "claim toy_refs", "paper", "none",
+    monkeypatch.setattr(F, "FINDINGS", (F.Finding("toy_refs", "toy refs", "claim toy_refs", "paper",
                                                   (F.Estimate("gap_vs_{}", "gap vs {}", "points"),), deciding="gap_vs_judge"),))
     recs = {f"seed-{k}": seed(k, [finding("toy_gap", {"gap": p}), finding("toy_sure", {"sure": 3.0 + d}),
                                   finding("toy_refs", {"gap_vs_judge": 3.0 + d, "gap_vs_human": -3.0 + d})])
@@ -123,7 +123,7 @@ def test_each_estimate_of_a_finding_by_its_own_rule(monkeypatch):
     from prmlab.report.seeds import aggregate_page
 
     monkeypatch.setattr(F, "FINDINGS", (F.Finding(
-        "toy_refs", "toy refs", "claim toy_refs", "paper", "none",
+        "toy_refs", "toy refs", "claim toy_refs", "paper",
         (F.Estimate("gap_vs_{}", "gap vs {}", "points"), F.Estimate("tie_vs_{}", "tie vs {}", "points", F.EQUAL, margin=1.0)),
         deciding="gap_vs_judge"),))
     # gap_vs_judge 3.0/3.02 -> [2.55, 3.47]: above 0; tie_vs_human 0.1/0.12 -> [-0.35, 0.57]: within +-1;

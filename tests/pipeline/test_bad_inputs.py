@@ -1313,11 +1313,11 @@ def test_an_mc_soft_set_without_soft_values(toy, tmp_path, capsys):
     a = SimpleNamespace(out=str(tmp_path / "prm"), train=str(tmp_path / "hard.jsonl"), source="mc_soft")
     with pytest.raises(DataError, match=rf"^{re.escape(a.train)}: none of its 3 examples carries soft values \(field 'soft'\)"):
         prepare_train(a, cfg)
-    assert len(prepare_train(SimpleNamespace(**{**vars(a), "source": "mc_hard"}), cfg)[3]) == 3  # hard sources need none
+    assert len(prepare_train(SimpleNamespace(**{**vars(a), "source": "mc_hard"}), cfg).examples) == 3  # hard sources need none
     write_jsonl(tmp_path / "some.jsonl", [PRMExample(**ex, response_id="r0", soft=[0.5]), PRMExample(**ex, response_id="r1")])
     a.train = str(tmp_path / "some.jsonl")
-    *_, examples, without = prepare_train(a, cfg)
-    assert [e.response_id for e in examples] == ["r0"] and without == 1
+    got = prepare_train(a, cfg)
+    assert [e.response_id for e in got.examples] == ["r0"] and got.without_soft == 1
     assert "[train_prm@mc_soft] 1/2 examples skipped: no soft values (field 'soft')" in capsys.readouterr().err
 
 

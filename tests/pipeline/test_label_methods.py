@@ -18,7 +18,7 @@ from prmlab.pipeline.label_methods import (
     ActiveConfig,
     AgreeConfig,
     LabelMethodsConfig,
-    Prepared,
+    MethodInputs,
     ReferenceJudgeConfig,
     label_method,
     prepare_method,
@@ -60,7 +60,7 @@ def test_two_model_agreement_keeps_only_what_both_completers_say(tmp_path):
     cfg = {"label_methods": LabelMethodsConfig(agree=AgreeConfig(k=2, temperature=0.0, max_tokens=6, shard_size=3)),
            "completer": BackendConfig(model=letters_policy(COMMITTED, tmp_path / "letters"), batch_size=16),
            "engine": EngineConfig()}
-    p = Prepared("mc_agree", ShardWriter(tmp_path / "agree.jsonl"), {"m": GOLD7}, rs, weak=weak)
+    p = MethodInputs("mc_agree", ShardWriter(tmp_path / "agree.jsonl"), {"m": GOLD7}, rs, weak=weak)
     done = label_method(cfg, p, None)
     labels = {lab.response_id: lab for lab in read_jsonl(tmp_path / "agree.jsonl", MethodLabel)}
     assert {r: (lab.first_error, lab.labels) for r, lab in labels.items()} == {
@@ -100,7 +100,7 @@ def test_reference_guided_judge_shows_the_reference_and_is_audited_against_the_v
     cfg = {"label_methods": LabelMethodsConfig(), "judge": BackendConfig(model=str(ROOT / "models/judge"), batch_size=8),
            "engine": EngineConfig()}
     refs = {pid: canonical_solution(p) for pid, p in probs.items()}
-    p = Prepared("judge_ref", ShardWriter(tmp_path / "ref.jsonl"), probs, rs, refs=refs, template=REFERENCE_TEMPLATE)
+    p = MethodInputs("judge_ref", ShardWriter(tmp_path / "ref.jsonl"), probs, rs, refs=refs, template=REFERENCE_TEMPLATE)
     done = label_method(cfg, p, None)
     labels = read_jsonl(tmp_path / "ref.jsonl", MethodLabel)
     assert [lab.response_id for lab in labels] == [r.response_id for r in rs]
@@ -182,7 +182,7 @@ def test_uncertainty_selected_judging_sends_only_the_uncertain_to_the_judge(tmp_
                "label_judge": LabelJudgeConfig(max_tokens=256)}
         from prmlab.prompts import load_template
 
-        p = Prepared("judge_active", ShardWriter(tmp_path / f"{name}.jsonl"), probs, rs, template=load_template("critic"))
+        p = MethodInputs("judge_active", ShardWriter(tmp_path / f"{name}.jsonl"), probs, rs, template=load_template("critic"))
         m = label_method(cfg, p, None).metrics
         labels = read_jsonl(tmp_path / f"{name}.jsonl", MethodLabel)
         assert m["selected"] == want == sum(lab.evidence["selected"] for lab in labels), name

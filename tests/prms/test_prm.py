@@ -140,12 +140,19 @@ def test_vllm_pooling_scorer_matches_transformers(trained_prm, toy):
 
 
 def test_training_is_deterministic_for_a_seed(toy, tmp_path):
-    """The new score head is drawn before the Trainer seeds; train_prm seeds it first."""
-    from prmlab.prms.training import TrainPRMConfig, train
+    """The new score head is drawn before the Trainer seeds; train_prm seeds it first. The second PRM comes from
+    stage train_prm's core called outside a stage, as a benchmark calls it (its inputs dataclass, a run that records
+    nothing): the same weights as `train`."""
+    from prmlab.core.result import Unrecorded
+    from prmlab.engines.config import BackendConfig
+    from prmlab.prms.training import TrainInputs, TrainPRMConfig, train, train_prm
 
     ex, cfg = examples(toy, 12), TrainPRMConfig(lr=3e-3, epochs=1, batch_size=4, max_length=512)
     a = train(ex, toy["policy"], str(tmp_path / "a"), cfg, soft=False)
-    b = train(ex, toy["policy"], str(tmp_path / "b"), cfg, soft=False)
+    done = train_prm({"policy": BackendConfig(model=toy["policy"]), "train_prm": cfg},
+                     TrainInputs("mc_hard", "examples", str(tmp_path / "b"), ex), Unrecorded())
+    b = done.metrics
+    assert b["trained"] and done.summary.endswith(str(tmp_path / "b"))
     assert a["train_loss"] == b["train_loss"]
     items = [(e.prompt, e.completions) for e in ex]
     assert make_scorer("transformers", str(tmp_path / "a")).score(items) == make_scorer("transformers", str(tmp_path / "b")).score(items)

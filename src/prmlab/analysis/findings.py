@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from prmlab.analysis import paper, stats
@@ -74,11 +74,25 @@ class Finding:
     short: str  # the claim in a few words: the summary tables, the Prefect artifact, the MLflow description
     claim: str  # our wording, the findings' tables
     paper: str  # the paper's quote (prmlab.analysis.paper's numbers), led by its table or figure
-    measure: str  # the Findings method that measures it
     estimates: tuple[Estimate, ...]
     deciding: str = ""  # the one estimate that decides, where present (FIRST: the first listed); "": all that decide
     untestable: str = ""  # why this world cannot test the claim, where its deciding estimate is absent (the toy's)
     not_tested: str = ""  # a part of the paper's statement this world cannot test, beside a verdict on the rest
+
+
+# Each finding's measure, registered on the Findings method that measures it (`@measures(<finding id>)`):
+# it gives None (not measured here) or (ours in words, {estimate name: (point, lo, hi)}).
+MEASURES: dict[str, Callable[..., tuple[str, dict] | None]] = {}
+
+
+def measures(fid: str):
+    """Register the decorated Findings method as finding `fid`'s measure (one per finding)."""
+    def register(fn):
+        if fid in MEASURES:
+            raise ValueError(f"finding {fid!r} has two measures: {MEASURES[fid].__name__} and {fn.__name__}")
+        MEASURES[fid] = fn
+        return fn
+    return register
 
 
 def estimate(name: str) -> Estimate:
@@ -397,7 +411,7 @@ class Findings:
         [point, lo, hi]} (what aggregate_seeds combines), and each half-width beside the paper's effect."""
         out: list[dict] = []
         for f in FINDINGS:
-            if (got := getattr(self, f.measure)()) is not None:
+            if (got := MEASURES[f.id](self)) is not None:
                 ours, est = got
                 out.append({"id": f.id, "claim": f.claim, "paper": f.paper, "ours": ours,
                             "verdict": decide(f.id, {k: val[1:] for k, val in est.items()}),
@@ -406,12 +420,14 @@ class Findings:
                                               "paper_effect": estimate(k).effect} for k, val in est.items()}})
         return out
 
+    @measures("mc_judge")
     def mc_judge(self):
         if not self.have_pb >= {"mc_hard", "judge"}:
             return None
         d = self.pb_diff("judge", "mc_hard")
         return f"ProcessBench F1 on {self.held}: judge - mc_hard {_fmt_ci(*d)}", {"f1_judge_minus_mc": d}
 
+    @measures("judge_human")
     def judge_human(self):
         """Table 4's second half. Real PRM800K (the paper profile) decides; the toy's `human` is set by design dials
         (its noise, size, writer), so there its gaps are reported, with the controls that take it apart, and decide
@@ -431,6 +447,7 @@ class Findings:
                 ours += f"; {a} - {b} {_fmt_ci(*d)} ({why})"
         return ours, est
 
+    @measures("consensus")
     def consensus_kept(self):
         n, k = self.consensus.get("responses", 0), self.consensus.get("agree", 0)
         if not n:
@@ -446,6 +463,7 @@ class Findings:
                 ours += f"; F1 consensus - {other} {_fmt_ci(*d)}"
         return ours, est
 
+    @measures("hard_soft")
     def hard_soft(self):  # unfiltered only here; equality only where the interval is narrow enough to show it
         if not self.have_pb >= {"mc_hard", "mc_soft"}:
             return None
@@ -462,6 +480,7 @@ class Findings:
                 "finding)" + why,
                 {"f1_hard_minus_soft": d})
 
+    @measures("hard_soft_filtered")
     def hard_soft_filtered(self):
         if not self.have_pb >= {"consensus", "consensus_soft"}:
             return None
@@ -469,6 +488,7 @@ class Findings:
         return (f"F1 on the consensus-kept responses, hard labels (consensus) - soft MC labels (consensus_soft) "
                 f"{_fmt_ci(*d)}", {"f1_consensus_minus_consensus_soft": d})
 
+    @measures("rankings")
     def rankings(self):  # not "the rankings differ": random scores make Kendall tau < 1 too
         # the label sources' PRMs, at the study's one budget: the ceiling PRM (another budget) stays off the line
         prms = [p for p in self.prms if p in self.have_pb and p != CEILING]
@@ -486,6 +506,7 @@ class Findings:
                 f"{', '.join(fit)}, in points: {res}; {vs} (above 0: Best-of-N flatters mc_hard beyond its F1)",
                 {f"bon_residual_mc_hard_minus_{r}": g for r, g in gaps.items()})
 
+    @measures("inflation")
     def flawed_picks(self):
         excess = {p: v for p in self.prms if (v := self.inflation_excess(p))[1] == v[1]}  # nan: nothing to measure
         if not excess:
@@ -496,6 +517,7 @@ class Findings:
                 f"share on the same problems: {picks} (verdict on {ref}; below 0 means the PRM screens such responses out)",
                 {f"inflation_excess_{p}": v for p, v in excess.items()})
 
+    @measures("min_on_last")
     def min_on_last_gap(self):  # an outcome-supervised PRM (the BoN-optimised extreme) against process-label ones
         shares = ", ".join(f"{p} {self.min_on_last(p):.1f}%" for p in self.prms)
         refs = [r for r in FIG8_REFS if r in self.prms and r in self.have_pb]
@@ -513,6 +535,7 @@ class Findings:
             return "not measured: no `outcome` PRM (or no process-label PRM) in train_prm.sources; shares: " + shares, {}
         return None
 
+    @measures("aggregation")
     def aggregation(self):
         refs = [r for r in PROCESS_REFS if r in self.prms and r != "oracle"]
         if "mc_hard" not in self.prms or not refs:
@@ -531,12 +554,12 @@ FINDINGS = (
     Finding("mc_judge", "label quality: judge > MC",
             "PRMs trained on the judge's labels are better than on MC labels of the same responses",
             f"Table 4 (same 860k responses, ProcessBench avg. F1): MC estimation {paper.MC_F1} < LLM-as-a-judge "
-            f"{paper.JUDGE_F1}", "mc_judge",
+            f"{paper.JUDGE_F1}",
             (Estimate("f1_judge_minus_mc", "F1: judge - mc", "F1 points", effect=round(paper.JUDGE_F1 - paper.MC_F1, 1)),)),
     Finding("judge_human", "label quality: human > judge",
             "PRMs trained on human labels are better than on the judge's",
             f"Table 4 (ProcessBench avg. F1): LLM-as-a-judge {paper.JUDGE_F1} < human annotation (PRM800K, 264k) "
-            f"{paper.HUMAN_F1}", "judge_human",
+            f"{paper.HUMAN_F1}",
             (Estimate("f1_prm800k_minus_judge", "F1: prm800k - judge", "F1 points",
                       effect=round(paper.HUMAN_F1 - paper.JUDGE_F1, 1)),
              Estimate("f1_human_minus_judge", "F1: human - judge", "F1 points", decides=False),
@@ -556,7 +579,7 @@ FINDINGS = (
             f"Fig. 2: consensus filtering keeps \"only approximately {paper.CONSENSUS_KEPT}%\" of the data; its PRM "
             f"\"significantly outperforms MC estimation\" ({paper.CONSENSUS_F1} vs {paper.MC_F1} avg. F1) and \"achieves "
             f"comparable performance to LLM-as-a-judge while using only {paper.CONSENSUS_KEPT}% of the data\" "
-            f"({paper.CONSENSUS_F1} vs {paper.JUDGE_F1})", "consensus_kept",
+            f"({paper.CONSENSUS_F1} vs {paper.JUDGE_F1})",
             (Estimate("kept_share", "consensus keeps (%)", "% of responses", WINDOW, margin=KEPT_MARGIN,
                       center=paper.CONSENSUS_KEPT, about=f"Fig. 2's about {paper.CONSENSUS_KEPT:g}%", decides=False),
              Estimate("f1_consensus_minus_mc", "F1: consensus - mc", "F1 points",
@@ -568,13 +591,12 @@ FINDINGS = (
     Finding("hard_soft", "hard = soft MC labels (unfiltered)",
             "Before filtering, hard and soft MC labels are equal",
             f"Fig. 3-4: hard and soft MC labels tie before filtering ({paper.HARD_F1} vs {paper.SOFT_F1} avg. F1)",
-            "hard_soft",
             (Estimate("f1_hard_minus_soft", "F1: hard - soft", "F1 points", EQUAL, EQUAL_MARGIN, EQUAL_MARGIN),)),
     Finding("hard_soft_filtered", "hard > soft MC labels (filtered)",
             "After consensus filtering, hard MC labels train a better PRM than soft MC labels of the same responses",
             f"Fig. 3-4: after consensus filtering (1.5M) hard labels {paper.HARD_F1_FILTERED} vs soft "
             f"{paper.SOFT_F1_FILTERED} avg. F1: \"this difference becomes much more pronounced after data filtering, "
-            "with hard labels substantially outperforming soft labels\"", "hard_soft_filtered",
+            "with hard labels substantially outperforming soft labels\"",
             (Estimate("f1_consensus_minus_consensus_soft", "F1: hard - soft, filtered", "F1 points",
                       effect=round(paper.HARD_F1_FILTERED - paper.SOFT_F1_FILTERED, 1)),)),
     Finding("rankings", "Best-of-N flatters MC-trained PRMs",
@@ -584,14 +606,14 @@ FINDINGS = (
             f"Tables 3-4: the PRMs trained on MC and on human labels \"exhibit inverse performance relationships in "
             f"Best-of-8 and PROCESSBENCH\": MC {paper.MC_BON} Best-of-8 and {paper.MC_F1} avg. F1, human (PRM800K) "
             f"{paper.HUMAN_BON} and {paper.HUMAN_F1}, LLM-as-a-judge {paper.JUDGE_BON} and {paper.JUDGE_F1}; Tables 6-7 "
-            f"make the same point across released PRMs (Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1)", "rankings",
+            f"make the same point across released PRMs (Math-Shepherd-PRM-7B {paper.SHEPHERD_PRM_F1} avg. F1)",
             (Estimate("bon_residual_mc_hard_minus_{}", "BoN residual: mc hard - {}", "Best-of-N points"),),
             deciding="bon_residual_mc_hard_minus_judge"),
     Finding("inflation", "flawed right answers inflate Best-of-N",
             "PRMs tolerate right answers reached through flawed steps: a PRM trained on MC labels picks "
             "them more often than a random pick does, which inflates its Best-of-N accuracy",
             "Fig. 6-7, Table 5: policies reach correct answers through flawed steps, and PRMs that accept such "
-            "responses gain Best-of-N accuracy they do not deserve", "flawed_picks",
+            "responses gain Best-of-N accuracy they do not deserve",
             (Estimate("inflation_excess_{}", "excess over random: {}", "points over a random pick"),),
             deciding="inflation_excess_mc_hard"),
     Finding("min_on_last", "outcome PRMs score the last step lowest",
@@ -603,7 +625,7 @@ FINDINGS = (
             f"\"exceed {paper.FIG8_BON_PRMS_ABOVE:g}%\", Qwen2.5-Math-PRM-72B and -7B in \"a significantly lower "
             "proportion\" (the figure's eleven bars: "
             + ", ".join(f"{name} {x:g}" for name, x in paper.FIG8.items()) + "%): \"a model degradation from "
-            "process-based to outcome-oriented assessment\". No outcome-minus-process size is given", "min_on_last_gap",
+            "process-based to outcome-oriented assessment\". No outcome-minus-process size is given",
             (Estimate("min_on_last_early_error_outcome_minus_{}", "min on last, early error: outcome - {}",
                       "percentage points"),), deciding="min_on_last_early_error_outcome_minus_judge",
             not_tested="the figure's own comparison, across released PRMs that Best-of-N optimised: its bars show no "
@@ -617,7 +639,7 @@ FINDINGS = (
             "annotation and LLM-as-a-judge\"; Best-of-8 by min / product / last: MC hard 860k "
             f"{' / '.join(map(str, paper.FIG9['MC hard 860k']))}, LLM-as-a-judge 860k "
             f"{' / '.join(map(str, paper.FIG9['LLM-as-a-judge 860k']))}, human PRM800K "
-            f"{' / '.join(map(str, paper.FIG9['human PRM800K 264k']))}", "aggregation",
+            f"{' / '.join(map(str, paper.FIG9['human PRM800K 264k']))}",
             (Estimate("aggregation_last_minus_min_mc_hard_vs_judge", "last - min: mc hard vs judge", "Best-of-N points",
                       effect=round(paper.fig9_last_minus_min("MC hard 860k")
                                    - paper.fig9_last_minus_min("LLM-as-a-judge 860k"), 1)),

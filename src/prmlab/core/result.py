@@ -20,3 +20,35 @@ class Done:
     logged: dict[str, Any] = field(default_factory=dict)  # this run only (time, rates): MLflow, not the file
     artifacts: list[str] = field(default_factory=list)  # more files or folders to log to the run
     file_only: list[str] = field(default_factory=list)  # metrics keys kept out of MLflow (too many keys)
+
+
+class Unrecorded:
+    """A core's `run` outside a stage: it records nothing. A benchmark or a notebook calls a core with its inputs
+    dataclass and this (`train_prm(cfg, TrainInputs(...), Unrecorded())`); inside a stage the runner passes the
+    MLflow run (prmlab.core.tracking.StageRun), which has the same methods."""
+
+    id = ""
+
+    def metrics(self, values: dict[str, Any], step: int | None = None) -> None:
+        pass
+
+    def params(self, values: dict[str, Any]) -> None:
+        pass
+
+    def tag(self, key: str, value: Any) -> None:
+        pass
+
+    def artifact(self, path, subdir: str | None = None, name: str | None = None) -> None:
+        pass
+
+    def figure(self, fig, name: str) -> None:
+        pass
+
+    def describe_experiment(self, markdown: str) -> None:
+        pass
+
+    def stage_runs(self) -> dict[str, str]:
+        return {}
+
+    def model(self, path, name: str, model_type: str, params: dict | None = None, max_bytes: int = 0) -> str:
+        return ""

@@ -2,9 +2,11 @@
 
 A stage declares its name, its paths (each a `--name PATH` option: paths live in dvc.yaml only), its params
 sections (frozen dataclasses), a `prepare(a, cfg)` that reads and cross-checks its inputs before any model
-loads, and a `core(cfg, data, run)` that does the work inside the stage's MLflow run and returns a `Done`.
-Only `prepare` sees the command line: the core takes values (what prepare read, the few paths it writes itself,
-as a checkpoint folder), keys its outputs by option name, and a benchmark can call it. The runner owns the rest:
+loads and returns them as the stage's frozen inputs dataclass (`MCInputs`, `TrainInputs`, ...), and a
+`core(cfg, inputs, run)` that does the work inside the stage's MLflow run and returns a `Done`. Only `prepare` sees
+the command line: the core takes values (what prepare read, the few paths it writes itself, as a checkpoint
+folder), keys its outputs by option name, and a benchmark can call it with `prmlab.core.result.Unrecorded()` as its
+run. The runner owns the rest:
 
   argument parsing  ->  outputs locked, their folders writable  ->  the tracking store checked  ->  params
   loading  ->  prepare  ->  MLflow run { core }  ->  outputs and --metrics written atomically, metrics

@@ -72,6 +72,20 @@ class Sampling:
         check(self.max_tokens >= 1, f"max_tokens must be >= 1, got {self.max_tokens}")
 
 
+class SamplingParams:
+    """A params section that samples (sample, label_mc, label_judge, label_methods' judges, build_processbench) builds
+    its Sampling here, once: from its fields `temperature`, `top_p`, `top_k` (-1 where it has none), `max_tokens`
+    and `seed`, and its draws per prompt, the field `N_FIELD` names (label_mc calls them `k`). The fields stay each
+    section's own, with its own defaults: they are its params keys (`label_mc.temperature`), which dvc.lock records."""
+
+    N_FIELD = "n"
+
+    def sampling(self, shard: int = 0) -> Sampling:
+        # Each shard gets its own seed so a resumed run draws what the uninterrupted one would have.
+        return Sampling(n=getattr(self, self.N_FIELD), temperature=self.temperature, top_p=self.top_p,
+                        top_k=getattr(self, "top_k", -1), max_tokens=self.max_tokens, seed=self.seed + shard)
+
+
 def check_sampling(section: str, make, **renamed: str) -> None:
     """Build a config's Sampling now (from `__post_init__`), so a bad temperature or max_tokens fails
     when params are read, naming `section.key`, not after the model loaded. `renamed`: Sampling field

@@ -39,18 +39,25 @@ def policy_flaws(responses: list[Response]) -> dict:
             "flaw_kinds_among_correct": dict(kinds), "responses": len(lab)}
 
 
-def prepare_bias(a, cfg: dict) -> tuple[list[Response], dict[str, list[dict]]]:
+@dataclass(frozen=True)
+class BiasInputs:
+    """What stage analyze_bias works on (`prepare_bias`)."""
+    responses: list[Response]  # the evaluation responses
+    by_prm: dict[str, list[dict]]  # eval_bon's score rows, by PRM
+
+
+def prepare_bias(a, cfg: dict) -> BiasInputs:
     """The responses, and eval_bon's score rows per PRM."""
     by_prm: dict[str, list[dict]] = defaultdict(list)
     responses = read_jsonl(a.samples, Response)
     for r in read_score_rows(a.scores, ("prm", "problem_id", "response_id")):
         by_prm[r["prm"]].append(r)
-    return responses, by_prm
+    return BiasInputs(responses, dict(by_prm))
 
 
-def analyze_bias(cfg: dict, data, run) -> Done:
+def analyze_bias(cfg: dict, data: BiasInputs, run) -> Done:
     """Stage analyze_bias: min-score positions per PRM (sorted by name) and the policy's flaws."""
-    responses, by_prm = data
+    responses, by_prm = data.responses, data.by_prm
     m = {"prms": {name: min_position_stats(rs, cfg["analyze_bias"].bins) for name, rs in sorted(by_prm.items())},
          "policy": policy_flaws(responses)}
     return Done(m, "min score on the final step (BoN-selected): " + ", ".join(

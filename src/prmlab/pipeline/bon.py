@@ -29,7 +29,7 @@ from prmlab.core.io import read_problems_and_responses
 from prmlab.core.params import check
 from prmlab.core.records import Problem, Response
 from prmlab.core.result import Done
-from prmlab.prms.layouts import PRMScoring, checked_prms
+from prmlab.prms.layouts import PRMScoring, PRMSpec, checked_prms
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,15 @@ def by_n_rows(curves: dict[str, dict[str, float]]) -> list[dict]:
     return [{"n": k, **{name: c[str(k)] for name, c in curves.items() if str(k) in c}} for k in ns]
 
 
-def prepare_bon(a, cfg: dict):
+@dataclass(frozen=True)
+class BoNInputs:
+    """What stage eval_bon works on, read and checked by `prepare_bon`."""
+    prms: dict[str, PRMSpec]  # by name, each checked (its layout, files)
+    problems: dict[str, Problem]  # by id
+    groups: dict[str, list[Response]]  # each problem's candidates, at most eval_bon.n
+
+
+def prepare_bon(a, cfg: dict) -> BoNInputs:
     """The PRMs (checked), the problems and the responses grouped by problem, before any model loads."""
     c = cfg["eval_bon"]
     prms = checked_prms(a, cfg["train_prm"].sources, c.reference_prms, c.scorer)
@@ -181,12 +189,12 @@ def prepare_bon(a, cfg: dict):
     if short := sum(len(rs) < c.n for rs in groups.values()):
         print(f"[eval_bon] WARNING: {a.samples}: {short} of {len(groups)} problems have fewer than eval_bon.n = {c.n} "
               "responses; their Best-of-N is over fewer (counted in the metrics)", file=sys.stderr)
-    return prms, problems, groups
+    return BoNInputs(prms, problems, groups)
 
 
-def eval_bon(cfg: dict, data, run) -> Done:
+def eval_bon(cfg: dict, data: BoNInputs, run) -> Done:
     """Stage eval_bon: every PRM's Best-of-N against maj@N and pass@N, and the step scores it used."""
-    c, (prms, problems, groups) = cfg["eval_bon"], data
+    c, prms, problems, groups = cfg["eval_bon"], data.prms, data.problems, data.groups
     run.params({"prms": prms})
     responses = [r for rs in groups.values() for r in rs]
     short = sum(len(rs) < c.n for rs in groups.values())  # Best-of-fewer (prepare_bon warns)

@@ -30,7 +30,7 @@ from prmlab.core import grading
 from prmlab.core.io import ShardWriter, fingerprint
 from prmlab.core.params import check
 from prmlab.core.preflight import check_backend, check_model, code_version, model_identity
-from prmlab.core.records import Response, distinct_responses
+from prmlab.core.records import Problem, Response, distinct_responses
 from prmlab.core.result import Done
 from prmlab.core.sources import CEILING
 from prmlab.engines import generation
@@ -52,7 +52,15 @@ class CeilingConfig:
         check(self.problems >= 1 and self.n >= 1 and self.steps >= 1, "ceiling.problems, ceiling.n and ceiling.steps must be >= 1")
 
 
-def prepare_ceiling(a, cfg: dict):
+@dataclass(frozen=True)
+class CeilingInputs:
+    """What stage ceiling@toy works on, drawn and checked by `prepare_ceiling`."""
+    writer: ShardWriter  # the responses' shards (it holds their lock)
+    problems: list[Problem]  # ceiling.problems of the train split's stream
+    out: str  # the checkpoint folder the core writes
+
+
+def prepare_ceiling(a, cfg: dict) -> CeilingInputs:
     """The responses' writer, the problems and --out, once the policy and the sampling params are checked."""
     c, scfg, bcfg = cfg["ceiling"], cfg["sample"], cfg["policy"]
     check_sampling("sample", scfg.sampling)
@@ -64,13 +72,13 @@ def prepare_ceiling(a, cfg: dict):
     # Shards are reused only if made from the same problems, weights and sampling/grading code.
     writer = ShardWriter(a.samples, fingerprint(c, scfg, cfg["toy"], bcfg, model_identity(bcfg.model),
                                                 code_version(sampling, generation, grading, prompts)))
-    return writer, problems, a.out
+    return CeilingInputs(writer, problems, a.out)
 
 
-def ceiling(cfg: dict, data, run):
+def ceiling(cfg: dict, data: CeilingInputs, run) -> Done:
     """Stage ceiling@toy: sample, label by the verifier, train the oracle PRM at the ceiling's budget."""
     c, base = cfg["ceiling"], cfg["policy"].model
-    writer, problems, out = data
+    writer, problems, out = data.writer, data.problems, data.out
     scfg = dataclasses.replace(cfg["sample"], n=c.n)
     with open_engine(cfg, "ceiling", cfg["policy"], "ceiling@toy sample") as eng:
         responses, _ = eng.shards(problems, scfg.shard_size, writer, sample_shard(scfg), unit="problems", cls=Response)

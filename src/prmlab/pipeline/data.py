@@ -234,7 +234,15 @@ def real_problems(cfg: RealConfig, subsets: list[str]) -> tuple[dict[str, list],
     return {"train": train, "eval": evals, "processbench": pb, "eval_texts": eval_texts}, counts
 
 
-def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
+@dataclass(frozen=True)
+class RealInputs:
+    """What stage inputs@real writes out, read and checked by `read_real`."""
+    sets: dict[str, list]  # train, eval, processbench, eval_texts (real_problems)
+    counts: dict  # what reading them counted (metrics)
+    references: dict  # the reference PRMs' manifest (references_manifest)
+
+
+def read_real(a, cfg: dict) -> RealInputs:
     """Stage inputs@real's checks (the files `real` names, human label sources, model folders), then real_problems."""
     cfg["real"].check_paths()
     raw = check_profile_sources(a)
@@ -245,13 +253,13 @@ def read_real(a, cfg: dict) -> tuple[dict[str, list], dict]:
     check(isinstance(subsets, list), "eval_processbench.subsets: expected the list of ProcessBench subsets to load")
     refs = references_manifest(raw, toy=False)  # before the data: a missing reference folder is one line first
     sets, m = real_problems(cfg["real"], subsets)
-    return sets, m | {"references": len(refs)}, refs
+    return RealInputs(sets, m | {"references": len(refs)}, refs)
 
 
-def real_inputs(cfg: dict, data: tuple[dict[str, list], dict, dict], run):
+def real_inputs(cfg: dict, data: RealInputs, run) -> Done:
     """Stage inputs@real: what read_real read, and the manifests of the models params name (the reference PRMs'
     included: prmlab.core.manifest.references_manifest)."""
-    sets, m, refs = data
+    sets, m, refs = data.sets, dict(data.counts), data.references
     manifests = {role: model_manifest(role, cfg[role].model) for role in ("policy", "judge")}
     m["models"] = {r: v["model"] + (" (local)" if v["local"] else "") for r, v in manifests.items()}
     return Done(m, f"{m['train_problems']} training problems ({m.get('removed_total', 0)} removed as evaluation "

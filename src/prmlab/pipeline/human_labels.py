@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from prmlab.core.io import DataError, iter_jsonl, read_json
@@ -257,7 +258,16 @@ def drop_eval_problems(examples: list[PRMExample], eval_texts: dict[str, list[st
     return kept, removed
 
 
-def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str, list[str]], str]:
+@dataclass(frozen=True)
+class HumanInputs:
+    """What stage human_data@<source> works on, read and converted by `read_human`."""
+    examples: list[PRMExample]  # the --file converted (load_human)
+    counts: dict[str, int]  # what converting it counted: rows, skips by reason, cuts
+    eval_texts: dict[str, list[str]]  # the evaluation sets' problem texts, by set
+    file: str  # the released file
+
+
+def read_human(a, cfg: dict) -> HumanInputs:
     """Stage human_data's inputs: the --file converted (load_human), the evaluation sets' problem texts, the file."""
     if a.source not in HUMAN_SOURCES:
         raise ParamsError(f"human_labels: unknown source {a.source!r} (known: {list(HUMAN_SOURCES)})")
@@ -265,13 +275,13 @@ def read_human(a, cfg: dict) -> tuple[list[PRMExample], dict[str, int], dict[str
         a.file = (read_params(a.params).get("human_labels") or {}).get(a.source)
         if not isinstance(a.file, str) or not a.file:
             raise ParamsError(f"human_labels.{a.source}: no file named (and no --file given)")
-    return *load_human(a.source, a.file), read_json(a.eval_texts), a.file
+    return HumanInputs(*load_human(a.source, a.file), read_json(a.eval_texts), a.file)
 
 
-def human_examples(cfg: dict, data, run):
+def human_examples(cfg: dict, data: HumanInputs, run) -> Done:
     """Stage human_data@<source>: the converted examples minus those on an evaluation problem, and counts
     of what was converted, skipped, cut and removed."""
-    examples, counts, sets, file = data
+    examples, counts, sets, file = data.examples, data.counts, data.eval_texts, data.file
     run.params({"file": file})
     kept, removed = drop_eval_problems(examples, sets)
     m = {**counts, "converted": counts["examples"], "converted_with_wrong_step": counts["with_wrong_step"], **removed,

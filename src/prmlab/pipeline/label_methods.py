@@ -264,18 +264,19 @@ def load_reference_template(template_file: str | None) -> str:
     return text
 
 
-@dataclass
-class Prepared:
-    source: str
-    writer: ShardWriter
-    problems: dict[str, Problem]
-    responses: list[Response]
+@dataclass(frozen=True)
+class MethodInputs:
+    """What stage label_method@<source> works on, read and checked by `prepare_method`."""
+    source: str  # the method (one of METHODS)
+    writer: ShardWriter  # the output's shards (it holds the output's lock)
+    problems: dict[str, Problem]  # by id
+    responses: list[Response]  # each naming one of them
     weak: dict[str, MCLabel] = field(default_factory=dict)  # mc_agree: label_mc's labels
     refs: dict[str, str] = field(default_factory=dict)  # judge_ref: reference solutions by problem id
     template: str = ""  # judge_ref: its prompt; judge_active: label_judge's
 
 
-def prepare_method(a, cfg: dict) -> Prepared:
+def prepare_method(a, cfg: dict) -> MethodInputs:
     """Stage label_method@<source>'s inputs and settings, checked before any model loads."""
     this = sys.modules[__name__]
     source, c = a.source, cfg["label_methods"]
@@ -285,18 +286,18 @@ def prepare_method(a, cfg: dict) -> Prepared:
     bcfg = cfg[role]
     check_backend(role, bcfg)
     problems, responses = read_problems_and_responses(a.problems, a.samples)
-    p = Prepared(source, None, problems, responses)
+    weak, refs, template = {}, {}, ""
     if source == "mc_agree":
         no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer})
         if no_gold:
             raise DataError(f"{a.problems}: field 'gold_answer' is null for problem(s) {no_gold[:5]}, "
                             "which MC rollouts are graded against")
-        p.weak = labels_fitting(a.mc, MCLabel, responses, a.samples)
+        weak = labels_fitting(a.mc, MCLabel, responses, a.samples)
         parts = (c.agree, md5_path(a.mc))
     elif source == "judge_ref":
-        p.template = load_reference_template(c.reference.template_file)
-        p.refs = reference_solutions(a.problems, problems, responses, c.reference.solutions)
-        parts = (c.reference, p.template)
+        template = load_reference_template(c.reference.template_file)
+        refs = reference_solutions(a.problems, problems, responses, c.reference.solutions)
+        parts = (c.reference, template)
     else:
         from prmlab.prms.layouts import check_prm  # deferred: its module loads torch's scorers
 
@@ -305,16 +306,16 @@ def prepare_method(a, cfg: dict) -> Prepared:
             check_prm(f"label_methods.active.ensemble[{i}]", m)
         lj = cfg["label_judge"]
         try:
-            p.template = load_template(lj.style, lj.template_file)
+            template = load_template(lj.style, lj.template_file)
         except OSError as e:
             raise ParamsError(str(e)) from None
-        parts = (c.active, lj, p.template, [model_identity(m) for m in c.active.ensemble])
+        parts = (c.active, lj, template, [model_identity(m) for m in c.active.ensemble])
     check_engine(cfg["engine"], engine_stage(source), bcfg)
     # Shards are reused only if made by the same settings, inputs, models and code; the writer takes the
     # output's lock now, before the MLflow run opens or a model loads.
-    p.writer = ShardWriter(a.out, fingerprint(source, *parts, bcfg, md5_path(a.problems), md5_path(a.samples),
-                                              model_identity(bcfg.model), code_version(this, generation, grading, prompts)))
-    return p
+    writer = ShardWriter(a.out, fingerprint(source, *parts, bcfg, md5_path(a.problems), md5_path(a.samples),
+                                            model_identity(bcfg.model), code_version(this, generation, grading, prompts)))
+    return MethodInputs(source, writer, problems, responses, weak, refs, template)
 
 
 def engine_stage(source: str) -> str:
@@ -322,7 +323,7 @@ def engine_stage(source: str) -> str:
     return "label_mc" if source == "mc_agree" else "label_judge"
 
 
-def label_method(cfg: dict, p: Prepared, run):
+def label_method(cfg: dict, p: MethodInputs, run) -> Done:
     """Stage label_method@<source>: one method's labels for every response, shard by shard, on the engine params
     name for label_mc (`mc_agree`) or label_judge (the judges); metrics from the labels, costs to MLflow."""
     c, source = cfg["label_methods"], p.source

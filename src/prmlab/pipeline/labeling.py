@@ -322,7 +322,15 @@ def read_labelling_inputs(a, backend: BackendConfig, need_gold: bool) -> tuple[d
     return problems, responses
 
 
-def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Response]]:
+@dataclass(frozen=True)
+class MCInputs:
+    """What stage label_mc works on, read and checked by `prepare_mc`."""
+    writer: ShardWriter  # the output's shards (it holds the output's lock)
+    problems: dict[str, Problem]  # by id, each with a gold answer
+    responses: list[Response]  # each naming one of them
+
+
+def prepare_mc(a, cfg: dict) -> MCInputs:
     this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg["label_mc"], cfg["policy"]
     problems, responses = read_labelling_inputs(a, bcfg, need_gold=True)
@@ -331,14 +339,14 @@ def prepare_mc(a, cfg: dict) -> tuple[ShardWriter, dict[str, Problem], list[Resp
     # writer takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), md5_path(a.samples),
                                             model_identity(bcfg.model), code_version(this, generation, grading)))
-    return writer, problems, responses
+    return MCInputs(writer, problems, responses)
 
 
-def label_mc(cfg: dict, data, run):
+def label_mc(cfg: dict, data: MCInputs, run) -> Done:
     """Stage label_mc: MC labels for every response, written shard by shard (a killed run resumes), on the
     engine params name (`engine.label_mc`: this process or a Ray cluster; the labels are the same)."""
     c = cfg["label_mc"]
-    writer, problems, responses = data
+    writer, problems, responses = data.writer, data.problems, data.responses
     t0 = time.monotonic()
     with open_engine(cfg, "label_mc", cfg["policy"]) as eng:
         labels, metas = eng.shards(responses, c.shard_size, writer, mc_shard(problems, c), unit="responses", cls=MCLabel)
@@ -377,7 +385,16 @@ def label_mc(cfg: dict, data, run):
                    "retried; label quality: stage consensus", logged=this_run)
 
 
-def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], list[Response]]:
+@dataclass(frozen=True)
+class JudgeInputs:
+    """What stage label_judge works on, read and checked by `prepare_judge`."""
+    writer: ShardWriter  # the output's shards (it holds the output's lock)
+    template: str  # the judge's prompt (label_judge.style, template_file)
+    problems: dict[str, Problem]  # by id
+    responses: list[Response]  # each naming one of them
+
+
+def prepare_judge(a, cfg: dict) -> JudgeInputs:
     """The output's writer, the judge's template (checked: prmlab.prompts.load_template) and the inputs."""
     this = sys.modules[__name__]  # this module, for the fingerprint
     c, bcfg = cfg["label_judge"], cfg["judge"]
@@ -391,14 +408,14 @@ def prepare_judge(a, cfg: dict) -> tuple[ShardWriter, str, dict[str, Problem], l
     # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, template, md5_path(a.problems), md5_path(a.samples),
                                             model_identity(bcfg.model), code_version(this, generation, prompts)))
-    return writer, template, problems, responses
+    return JudgeInputs(writer, template, problems, responses)
 
 
-def label_judge(cfg: dict, data, run):
+def label_judge(cfg: dict, data: JudgeInputs, run) -> Done:
     """Stage label_judge: the judge's labels for every response, written shard by shard (a killed run resumes),
     on the engine params name (`engine.label_judge`)."""
     c = cfg["label_judge"]
-    writer, template, problems, responses = data
+    writer, template, problems, responses = data.writer, data.template, data.problems, data.responses
     with open_engine(cfg, "label_judge", cfg["judge"]) as eng:
         labels, _ = eng.shards(responses, c.shard_size, writer,
                                lambda gen, i, chunk: (judge_labels(gen, problems, chunk, template, c.style, c.sampling(i)), None),

@@ -8,14 +8,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prmlab.core.params import check
-from prmlab.engines.config import Sampling, check_sampling
+from prmlab.engines.config import SamplingParams, check_sampling
 
 SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
 
 
 @dataclass(frozen=True)
-class LabelMCConfig:
+class LabelMCConfig(SamplingParams):
     MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
+    N_FIELD = "k"  # rollouts per step prefix: its Sampling's n
 
     k: int = 8
     temperature: float = 0.7
@@ -35,12 +36,8 @@ class LabelMCConfig:
         check(self.compare_sample >= 0, "label_mc.compare_sample must be >= 0")
         check_sampling("label_mc", self.sampling, n="k")
 
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.k, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
 
-
-class JudgeSampling:
+class JudgeSampling(SamplingParams):
     """What a judge pass's params share (label_judge, label_methods.reference): `n` replies a response at the given
     sampling, majority-voted, in shards. The fields are each class's own (in its params order); `SECTION` names
     them in errors."""
@@ -54,10 +51,6 @@ class JudgeSampling:
         check(self.n == 1 or self.temperature > 0, f"{s}: majority vote (n > 1) needs temperature > 0")
         check(self.shard_size >= 1, f"{s}.shard_size must be >= 1")
         check_sampling(s, self.sampling)
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from prmlab.analysis.metrics import refuse_nan
 from prmlab.core.io import DataError, iter_jsonl
 from prmlab.core.params import check
 from prmlab.core.result import Done
-from prmlab.prms.layouts import PRMScoring, checked_prms
+from prmlab.prms.layouts import PRMScoring, PRMSpec, checked_prms
 
 THRESHOLD = 0.5  # the harness's validity_threshold: score > 0.5 is "this step is correct"
 CORRECT = "correct"  # the unedited copies of the redundency rows (per class only)
@@ -218,18 +218,25 @@ def score_items(scorer, items: list[PRMBenchItem], strip: bool, name: str = "PRM
     return {it.id: sc for it, sc in zip(items, out)}
 
 
-def prepare_eval(a, cfg: dict):
+@dataclass(frozen=True)
+class EvalPRMBenchInputs:
+    """What stage eval_prmbench works on, read and checked by `prepare_eval`."""
+    prms: dict[str, PRMSpec]  # by name, each checked (its layout, files)
+    items: list[PRMBenchItem]  # eval_prmbench.max_items of each classification
+
+
+def prepare_eval(a, cfg: dict) -> EvalPRMBenchInputs:
     c = cfg["eval_prmbench"]
     prms = checked_prms(a, cfg["train_prm"].sources, c.reference_prms, c.scorer)
     if not Path(c.data).is_dir():
         raise DataError(f"eval_prmbench.data: folder {c.data} not found (PRMBench's *.jsonl; see ../shared/data/README.md)")
     items = head_per_class(load_prmbench(c.data), c.max_items)
-    return prms, items
+    return EvalPRMBenchInputs(prms, items)
 
 
-def eval_prmbench(cfg: dict, data, run) -> Done:
+def eval_prmbench(cfg: dict, data: EvalPRMBenchInputs, run) -> Done:
     """Stage eval_prmbench: every PRM on PRMBench's items, scored by the harness's rules (`prmbench_table`)."""
-    c, (prms, items) = cfg["eval_prmbench"], data
+    c, prms, items = cfg["eval_prmbench"], data.prms, data.items
     run.params({"prms": prms, "data": c.data})
     results, rows = {}, []
     for name, spec in prms.items():

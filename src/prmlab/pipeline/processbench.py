@@ -28,9 +28,9 @@ from prmlab.core.params import ParamsError, check
 from prmlab.core.preflight import check_backend
 from prmlab.core.records import Problem, ProcessBenchItem, Response
 from prmlab.core.result import Done
-from prmlab.engines.config import Sampling, check_sampling
+from prmlab.engines.config import Sampling, SamplingParams, check_sampling
 from prmlab.engines.generation import make_generator
-from prmlab.prms.layouts import PRMScoring, checked_prms
+from prmlab.prms.layouts import PRMScoring, PRMSpec, checked_prms
 from prmlab.prompts import (
     critic_sampling_defaults,
     judge_messages,
@@ -42,7 +42,7 @@ from prmlab.prompts import (
 
 
 @dataclass(frozen=True)
-class BuildPBConfig:
+class BuildPBConfig(SamplingParams):
     n: int = 4
     temperature: float = 0.9
     top_p: float = 0.95
@@ -55,8 +55,7 @@ class BuildPBConfig:
         check(self.n >= 1, "build_processbench.n must be >= 1")
         check(self.max_items >= 2, "build_processbench.max_items must be >= 2")
         check(0 <= self.tune_share < 1, "build_processbench.tune_share must be in [0, 1)")
-        check_sampling("build_processbench", lambda: Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p,
-                                                              max_tokens=self.max_tokens, seed=self.seed))
+        check_sampling("build_processbench", self.sampling)
 
 
 
@@ -101,20 +100,25 @@ def balance(problems: dict[str, Problem], responses: list[Response], max_items: 
             for r in sorted(picked, key=lambda r: r.response_id)]
 
 
-def prepare_build(a, cfg: dict) -> list[Problem]:
+@dataclass(frozen=True)
+class BuildInputs:
+    """What stage build_processbench@toy works on: the held-out problems (`prepare_build`)."""
+    problems: list[Problem]
+
+
+def prepare_build(a, cfg: dict) -> BuildInputs:
     check_backend("policy", cfg["policy"])  # before any model loads
-    return read_jsonl(a.problems, Problem)
+    return BuildInputs(read_jsonl(a.problems, Problem))
 
 
-def build_processbench(cfg: dict, problems: list[Problem], run) -> Done:
+def build_processbench(cfg: dict, data: BuildInputs, run) -> Done:
     """Stage build_processbench@toy: sample held-out problems, label by the verifier, balance (`balance`)."""
-    c = cfg["build_processbench"]
+    c, problems = cfg["build_processbench"], data.problems
     responses: list[Response] = []
     if problems:
         with make_generator(cfg["policy"]) as gen:
             gen.progress = "build_processbench"
-            outs = gen.chat([policy_messages(p.question) for p in problems],
-                            Sampling(n=c.n, temperature=c.temperature, top_p=c.top_p, max_tokens=c.max_tokens, seed=c.seed))
+            outs = gen.chat([policy_messages(p.question) for p in problems], c.sampling())
         for p, comps in zip(problems, outs):
             for j, comp in enumerate(comps):
                 r, _ = to_response(p, f"{p.id}/r{j}", comp.text, comp.num_tokens)
@@ -254,7 +258,15 @@ def eval_critic(gen, items: dict[str, list[ProcessBenchItem]], cfg: EvalPBConfig
     return table, preds
 
 
-def prepare_eval(a, cfg: dict):
+@dataclass(frozen=True)
+class EvalPBInputs:
+    """What stage eval_processbench works on, read and checked by `prepare_eval`."""
+    prms: dict[str, PRMSpec]  # by name, each checked (its layout, files)
+    items: dict[str, list[ProcessBenchItem]]  # by subset, the subsets eval_processbench.subsets names
+    outside: dict[str, int]  # items of other subsets, by subset: counted, not evaluated
+
+
+def prepare_eval(a, cfg: dict) -> EvalPBInputs:
     """The PRMs (checked) and the items per subset; the critic's template and sampling checked too."""
     c, judge = cfg["eval_processbench"], cfg["judge"]
     prms = checked_prms(a, cfg["train_prm"].sources, c.reference_prms, c.scorer)
@@ -268,12 +280,12 @@ def prepare_eval(a, cfg: dict):
         check_sampling("eval_processbench", lambda: c.critic_sampling(judge.model), n="critic_n",
                        temperature="critic_temperature", top_p="critic_top_p", top_k="critic_top_k",
                        max_tokens="critic_max_tokens")
-    return prms, items, outside
+    return EvalPBInputs(prms, items, outside)
 
 
-def eval_processbench(cfg: dict, data, run) -> Done:
+def eval_processbench(cfg: dict, data: EvalPBInputs, run) -> Done:
     """Stage eval_processbench: every PRM (`eval_prm`) and the critic (`eval_critic`) on the items."""
-    c, judge, (prms, items, outside) = cfg["eval_processbench"], cfg["judge"], data
+    c, judge, (prms, items, outside) = cfg["eval_processbench"], cfg["judge"], (data.prms, data.items, data.outside)
     run.params({"prms": prms})
     results, rows = {}, []
     for name, spec in prms.items():

@@ -21,13 +21,13 @@ from prmlab.core.records import Problem, Response
 from prmlab.core.result import Done
 from prmlab.engines import generation
 from prmlab.engines.cluster import check_engine, open_engine
-from prmlab.engines.config import Sampling
+from prmlab.engines.config import SamplingParams
 from prmlab.engines.generation import Generator
 from prmlab.prompts import policy_messages
 
 
 @dataclass(frozen=True)
-class SampleConfig:
+class SampleConfig(SamplingParams):
     MINIMUM = {"top_k": -1}  # -1: off (prmlab.core.params: every other number is >= 0)
 
     n: int = 6
@@ -47,11 +47,6 @@ class SampleConfig:
         check(self.max_problems >= 0, "max_problems must be >= 0 (0: all)")
         check(self.shard_size >= 1, "shard_size must be >= 1")
         self.sampling()  # temperature, top_p, top_k, max_tokens checked when params are read (sample or sample_eval)
-
-    def sampling(self, shard: int = 0) -> Sampling:
-        # Each shard gets its own seed so a resumed run draws what the uninterrupted one would have.
-        return Sampling(n=self.n, temperature=self.temperature, top_p=self.top_p, top_k=self.top_k,
-                        max_tokens=self.max_tokens, seed=self.seed + shard)
 
 
 def sample_responses(gen: Generator, problems: list[Problem], cfg: SampleConfig, shard: int = 0) -> tuple[list[Response], dict]:
@@ -81,7 +76,16 @@ def sample_metrics(responses: list[Response], problems: int, cfg: SampleConfig) 
     return m
 
 
-def prepare_sample(a, cfg: dict) -> tuple[str, ShardWriter, list[Problem], list[str]]:
+@dataclass(frozen=True)
+class SampleInputs:
+    """What stage sample (or sample_eval) works on, read and checked by `prepare_sample`."""
+    section: str  # its params section: sample or sample_eval
+    writer: ShardWriter  # the output's shards (it holds the output's lock)
+    problems: list[Problem]  # the first `max_problems`, those with a gold answer
+    without_gold: list[str]  # the ids of those without one (skipped, counted)
+
+
+def prepare_sample(a, cfg: dict) -> SampleInputs:
     """The params section (--section), the output's writer, the problems to sample (the first `max_problems`,
     those with a gold answer) and the ids of those without one, once the sampling params and the policy are checked."""
     this = sys.modules[__name__]  # this module, for the fingerprint
@@ -93,7 +97,7 @@ def prepare_sample(a, cfg: dict) -> tuple[str, ShardWriter, list[Problem], list[
     # takes the output's lock here, before the MLflow run opens or the model loads: a second run stops now.
     writer = ShardWriter(a.out, fingerprint(c, bcfg, md5_path(a.problems), model_identity(bcfg.model),
                                             code_version(this, generation, grading, prompts)))
-    return a.section, writer, [p for p in problems if p.gold_answer], [p.id for p in problems if not p.gold_answer]
+    return SampleInputs(a.section, writer, [p for p in problems if p.gold_answer], [p.id for p in problems if not p.gold_answer])
 
 
 def sample_shard(cfg: SampleConfig):
@@ -102,12 +106,12 @@ def sample_shard(cfg: SampleConfig):
     return lambda gen, i, chunk: sample_responses(gen, chunk, cfg, i)
 
 
-def sample(cfg: dict, data, run):
+def sample(cfg: dict, data: SampleInputs, run) -> Done:
     """Stages sample and sample_eval: the responses, written shard by shard (a killed run resumes), on the
     engine params name (`engine.sample`, `engine.sample_eval`: this process or a Ray cluster, same responses)."""
-    section, writer, problems, bad = data
-    c = cfg[section]
-    with open_engine(cfg, section, cfg["policy"]) as eng:
+    writer, problems, bad = data.writer, data.problems, data.without_gold
+    c = cfg[data.section]
+    with open_engine(cfg, data.section, cfg["policy"]) as eng:
         responses, _ = eng.shards(problems, c.shard_size, writer, sample_shard(c), unit="problems", cls=Response)
     n_shards = (len(problems) + c.shard_size - 1) // c.shard_size
     counts = {k: sum(writer.read_meta(i).get(k, 0) for i in range(n_shards)) for k in ("no_steps", "no_answer", "truncated")}

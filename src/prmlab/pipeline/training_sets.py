@@ -7,6 +7,7 @@ and `prm_data` (one source's set, built alone), both over `prepare_consensus`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from prmlab.core.io import DataError, read_jsonl, read_jsonl_lines, read_problems_and_responses
@@ -178,10 +179,23 @@ def method_set(problems: dict[str, Problem], responses: list[Response], labels: 
             for r in responses if (lab := labels.get(r.response_id)) is not None and lab.labels]
 
 
-def prepare_consensus(a, cfg: dict) -> tuple:
-    """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: (--source, the
-    file the set comes from, and a released source's training set, else the problems, the responses and both
-    labels, fitting them)."""
+@dataclass(frozen=True)
+class SetInputs:
+    """What stages consensus and prm_data@<source> work on, read and checked by `prepare_consensus`: a set that is
+    ready (a released source's, a newer method's), else what `training_set` builds one from."""
+    source: str | None  # prm_data's label source; None for stage consensus
+    origin: str  # the file the set comes from (its summary line names it)
+    examples: list[PRMExample] | None = None  # the ready set; None: built from the fields below
+    problems: dict[str, Problem] = field(default_factory=dict)  # by id
+    responses: list[Response] = field(default_factory=list)
+    mc: dict[str, MCLabel] = field(default_factory=dict)  # by response id, fitting the responses
+    judge: dict[str, JudgeLabel] = field(default_factory=dict)
+    only: set[str] | None = None  # a matched source's responses (those another source's set labels)
+
+
+def prepare_consensus(a, cfg: dict) -> SetInputs:
+    """Stages consensus's and prm_data@<source>'s inputs, checked before anything is written: a released source's
+    training set, else the problems, the responses and both labels, fitting them."""
     if (source := getattr(a, "source", None)) in HUMAN_SOURCES + TOY_HUMANS:
         # Released labels: human_data@<source> converted and deduplicated them; this is the training set.
         path = Path(a.human) / f"{a.source}.jsonl"
@@ -189,7 +203,7 @@ def prepare_consensus(a, cfg: dict) -> tuple:
             made_by = ("stage toy_human@toy (toy profile only)" if a.source in TOY_HUMANS else
                        f"human_data@{a.source}, which needs params human_labels: {{{a.source}: PATH}}")
             raise ParamsError(f"train_prm.sources names {a.source!r}, but {path} was never written (by {made_by})")
-        return source, path, read_jsonl(path, PRMExample)
+        return SetInputs(source, str(path), read_jsonl(path, PRMExample))
     problems, responses = read_problems_and_responses(a.problems, a.samples)
     mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
     judge = labels_fitting(a.judge, JudgeLabel, responses, a.samples)
@@ -201,7 +215,8 @@ def prepare_consensus(a, cfg: dict) -> tuple:
         if not path.exists():
             raise ParamsError(f"train_prm.sources names {source!r}, but {path} was never written (stage "
                               f"label_method@{source}: add {source!r} to params label_methods.sources)")
-        return source, path, method_set(problems, responses, labels_fitting(str(path), MethodLabel, responses, a.samples))
+        return SetInputs(source, str(path), method_set(problems, responses,
+                                                       labels_fitting(str(path), MethodLabel, responses, a.samples)))
     only = None
     if source in MATCHED:  # the responses another source's set labels: its file's response ids, each a policy response
         path = Path(a.human) / f"{MATCHED[source][1]}.jsonl"
@@ -214,13 +229,13 @@ def prepare_consensus(a, cfg: dict) -> tuple:
             if ex.response_id not in ids:
                 raise DataError(f"{path}:{ln}: field 'response_id': {ex.response_id!r} is not a response in {a.samples}")
             only.add(ex.response_id)
-    return source, a.samples, (problems, responses, mc, judge, only)
+    return SetInputs(source, a.samples, None, problems, responses, mc, judge, only)
 
 
-def consensus(cfg: dict, data, run):
+def consensus(cfg: dict, data: SetInputs, run) -> Done:
     """Stage consensus: how often MC and the judge agree, each label source's training set size (sets
     themselves: prm_data), and every source's label quality against the verifier (toy world): the audit."""
-    _, _, (problems, responses, mc, judge, _) = data
+    problems, responses, mc, judge = data.problems, data.responses, data.mc, data.judge
     table = audit_table(responses, mc, judge)
     run.params({"with_oracle": bool(table)})  # the audit is {} where the responses carry no verifier labels
     counts = agreement_counts(responses, mc, judge)
@@ -236,10 +251,10 @@ def consensus(cfg: dict, data, run):
                 outputs={"audit_table": table}, file_only=["audit_by"])  # audit_by: in the file only (many keys)
 
 
-def prm_data(cfg: dict, data, run):
+def prm_data(cfg: dict, data: SetInputs, run) -> Done:
     """Stage prm_data@<source>: one label source's training set, built alone (a released source's: the file)."""
-    source, src, got = data
-    rows = got if isinstance(got, list) else training_set(source, *got)
+    rows = data.examples if data.examples is not None else training_set(
+        data.source, data.problems, data.responses, data.mc, data.judge, data.only)
     m = {"examples": len(rows), "with_wrong_step": sum(0 in ex.labels for ex in rows)}
-    return Done(m, f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) from {src}",
+    return Done(m, f"{m['examples']} examples ({m['with_wrong_step']} with a wrong step) from {data.origin}",
                 outputs={"out": rows})

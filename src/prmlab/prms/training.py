@@ -27,6 +27,7 @@ import random
 import sys
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 
 from prmlab.core.io import DataError, read_jsonl, write_json
@@ -415,7 +416,17 @@ def untrained(base: str, out: str, seed: int) -> dict:
     return {"examples": 0, "optimizer_steps": 0, "train_loss": None, "seconds": 0.0, "loss": "none"}
 
 
-def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
+@dataclass(frozen=True)
+class TrainInputs:
+    """What stage train_prm@<source> works on, read and checked by `prepare_train`."""
+    source: str  # the label source (a soft one trains on MC values)
+    train_file: str  # where the examples came from (its summary names it)
+    out: str  # the checkpoint folder the core writes
+    examples: list[PRMExample]  # the training set (the first train_prm.max_examples)
+    without_soft: int = 0  # a soft source's examples skipped for want of soft values (counted)
+
+
+def prepare_train(a, cfg: dict) -> TrainInputs:
     """--source, --train, --out, the examples and how many a soft source (mc_soft, consensus_soft) skipped for want
     of soft values."""
     check_model("policy.model", cfg["policy"].model)  # the PRM's base, before any model loads
@@ -431,19 +442,19 @@ def prepare_train(a, cfg: dict) -> tuple[str, str, str, list[PRMExample], int]:
                             f"source {a.source} trains on MC values; make the set with stage prm_data@{a.source}")
         print(f"[train_prm@{a.source}] {without}/{len(examples)} examples skipped: no soft values (field 'soft')", file=sys.stderr)
         examples = [e for e in examples if e.soft is not None]
-    return a.source, a.train, a.out, examples, without
+    return TrainInputs(a.source, a.train, a.out, examples, without)
 
 
-def train_worker(cfg: dict, data: tuple) -> None:
+def train_worker(cfg: dict, data: TrainInputs) -> None:
     """A process of `torchrun` other than the first: it trains; the first process records."""
-    source, _, out, examples, _ = data
-    if examples:
-        train(examples, cfg["policy"].model, out, cfg["train_prm"], soft=source in SOFT)
+    if data.examples:
+        train(data.examples, cfg["policy"].model, data.out, cfg["train_prm"], soft=data.source in SOFT)
 
 
-def train_prm(cfg: dict, data: tuple, run):
+def train_prm(cfg: dict, data: TrainInputs, run) -> Done:
     """Stage train_prm: the PRM of one label source (`--source`), saved with its tokenizer to --out."""
-    (source, train_file, out, examples, without_soft), c, base = data, cfg["train_prm"], cfg["policy"].model
+    source, train_file, out, examples, without_soft = data.source, data.train_file, data.out, data.examples, data.without_soft
+    c, base = cfg["train_prm"], cfg["policy"].model
     if examples:
         m = train(examples, base, out, c, soft=source in SOFT, run=run)
     else:

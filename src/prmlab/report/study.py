@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -903,28 +904,41 @@ def run_descriptions(h: dict, board: list[dict]) -> dict[str, str]:
 
 # ------------------------------------------------------------------------------------------ the stage
 
-def prepare_report(a, cfg: dict) -> dict:
+@dataclass(frozen=True)
+class ReportInputs:
+    """What stage report works on, read by `prepare_report`, and where it writes what the runner does not."""
+    metrics: dict  # every stage's metrics file of this profile (load_metrics)
+    findings: list[dict]  # the paper's findings measured on this run (evidence)
+    example: list  # the judge's worked example (judge_example)
+    intervals: dict  # per-PRM bootstrap intervals over resampled problems
+    seeds: dict | None  # reports/seeds.json where it exists: the verdicts across seeds
+    out: str  # the report's Markdown (its HTML beside it)
+    figures: str  # the figures' folder
+    plots: str | None  # DVC plots' data folder (with headline)
+    headline: bool  # write the headline, DVC's metrics and plots' data
+
+
+def prepare_report(a, cfg: dict) -> ReportInputs:
     """The metrics files (this profile's, `train_prm.sources`'), findings and judge's example; where the core writes."""
     ui_url()  # the run links' base, refused now rather than after the report is built
     m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
     seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
     recs, iv = evidence(m, Path(a.pb_scores), Path(a.bon_scores))
-    return {"metrics": m, "findings": recs, "example": example, "intervals": iv,
-            "seeds": seeds, "out": a.out, "figures": a.figures, "plots": a.plots, "headline": bool(a.headline)}
+    return ReportInputs(m, recs, example, iv, seeds, a.out, a.figures, a.plots, bool(a.headline))
 
 
-def report(cfg: dict, data: dict, run) -> Done:
+def report(cfg: dict, data: ReportInputs, run) -> Done:
     """Stage report: the findings, the report (Markdown and HTML, figures logged to the run), each PRM's
     results onto its training run, and, with --headline, the headline, DVC's metrics and plots' data."""
-    m, recs, out = data["metrics"], data["findings"], data["out"]
-    page = Page(Path(data["figures"]), run)
+    m, recs, out = data.metrics, data.findings, data.out
+    page = Page(Path(data.figures), run)
     targets = exact_label_targets(m)
-    seeds = data.get("seeds")
+    seeds = data.seeds
     g = glance(recs, seeds)
-    iv = data.get("intervals") or {}
+    iv = data.intervals or {}
     board = leaderboard(m, iv)  # once: the report, the experiment's description and the headline show it
-    text = build(m, page, recs, example=data["example"], targets=targets, seeds=seeds, g=g, iv=iv, board=board)
+    text = build(m, page, recs, example=data.example, targets=targets, seeds=seeds, g=g, iv=iv, board=board)
     html = Path(out).with_suffix(".html")
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
@@ -936,7 +950,7 @@ def report(cfg: dict, data: dict, run) -> Done:
                                            "The report: reports/report.md."]))
     outputs: dict[str, Any] = {"findings": {"n_boot": N_BOOT, "findings": recs, TARGETS_KEY: targets,
                                             "machines": trained_on(m), "device": device(m), "glance": g}}
-    if data["headline"]:  # and --summary's numbers, written where --summary is given
+    if data.headline:  # and --summary's numbers, written where --summary is given
         outputs["headline"] = h = headline(m, board)
         outputs["summary"] = study_metrics(h, recs, g)
         if run is not None:  # each stage run's page says what it produced
@@ -946,9 +960,9 @@ def report(cfg: dict, data: dict, run) -> Done:
             for name, text_ in run_descriptions(h, board).items():
                 if rid := page.runs.get(name):
                     client.set_tag(rid, "mlflow.note.content", text_)
-        if data["plots"]:  # lists, written as JSON (the runner writes a list as JSONL)
+        if data.plots:  # lists, written as JSON (the runner writes a list as JSONL)
             for name, rows in plot_tables(m, h, iv).items():
-                write_json(Path(data["plots"]) / f"{name}.json", rows)
-    figures = len(list(Path(data["figures"]).glob("*.png")))
+                write_json(Path(data.plots) / f"{name}.json", rows)
+    figures = len(list(Path(data.figures).glob("*.png")))
     return Done(summary=f"wrote {out} ({len(text.splitlines())} lines) and {figures} figures", outputs=outputs,
-                artifacts=[out, str(html), data["figures"]])
+                artifacts=[out, str(html), data.figures])

@@ -138,7 +138,17 @@ def train_writer(base: Path, out: Path, c: ToyHumanConfig, models, world, run=No
     return metrics
 
 
-def prepare_toy_human(a, cfg: dict) -> tuple[dict[str, list[str]], Path, str, list[Problem], list[Response]]:
+@dataclass(frozen=True)
+class ToyHumanInputs:
+    """What stage toy_human@toy works on, read and checked by `prepare_toy_human`."""
+    eval_texts: dict[str, list[str]]  # the evaluation sets' problem texts, by set (never annotated)
+    base: Path  # the toy base LM's folder (the writer is fine-tuned from it)
+    writer: str  # the writer's folder the core writes
+    policy_problems: list[Problem]  # the policy's training problems ...
+    policy_responses: list[Response]  # ... and responses: the on-policy control's
+
+
+def prepare_toy_human(a, cfg: dict) -> ToyHumanInputs:
     """A writer that would be the policy refused; the evaluation sets' problem texts, the base and writer folders,
     and the policy's training problems and responses (the on-policy control's), checked before any model loads."""
     if cfg["toy_human"].writer_seed == cfg["toy_models"].seed:
@@ -149,10 +159,10 @@ def prepare_toy_human(a, cfg: dict) -> tuple[dict[str, list[str]], Path, str, li
     if (bad := next((r for r in responses if r.true_first_error is None), None)) is not None:
         raise DataError(f"{a.samples}: response {bad.response_id!r} has no verifier label (field 'true_first_error'): "
                         "the on-policy control needs the toy world's responses")
-    return read_json(a.eval_texts), Path(a.base), a.writer, problems, responses
+    return ToyHumanInputs(read_json(a.eval_texts), Path(a.base), a.writer, problems, responses)
 
 
-def toy_human_labels(cfg: dict, data: tuple, run):
+def toy_human_labels(cfg: dict, data: ToyHumanInputs, run) -> Done:
     """Stage toy_human@toy: the writer into --writer, `samples` solutions from it to each of `toy_human.n`
     problems of their own stream (toy.seed * 1000 + 7, the study's difficulty mix), one picked and annotated
     per problem, minus the problems an evaluation set holds (--out); the same solutions with the verifier's
@@ -160,7 +170,8 @@ def toy_human_labels(cfg: dict, data: tuple, run):
     (--onpolicy-out; the policy's problems are training problems, none an evaluation set holds)."""
     import dataclasses
 
-    (eval_texts, base, writer, policy_problems, policy_responses), c, toy = data, cfg["toy_human"], cfg["toy"]
+    eval_texts, base, writer = data.eval_texts, data.base, data.writer
+    policy_problems, policy_responses, c, toy = data.policy_problems, data.policy_responses, cfg["toy_human"], cfg["toy"]
     m = train_writer(base, Path(writer), c, cfg["toy_models"], toy, run)
     problems = toy.problems(7, c.n, "toy-human")
     scfg = dataclasses.replace(cfg["sample"], n=c.samples, max_problems=0)

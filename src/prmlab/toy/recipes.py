@@ -269,27 +269,44 @@ def train_judge_model(cfg: ToyJudgeConfig, models: ToyModelsConfig, world: ToyWo
     return metrics
 
 
-def models_dir(a, cfg: dict) -> Path:  # bootstrap@toy's prepare: the folder its core trains the models into
-    return Path(a.models_dir)
+@dataclass(frozen=True)
+class BootstrapInputs:
+    """Where stage bootstrap@toy trains the toy models (`models_dir`)."""
+    models: Path  # --models-dir: base/, policy/ go under it
 
 
-def bootstrap_models(cfg: dict, models: Path, run):
+def models_dir(a, cfg: dict) -> BootstrapInputs:  # bootstrap@toy's prepare
+    return BootstrapInputs(Path(a.models_dir))
+
+
+def bootstrap_models(cfg: dict, data: BootstrapInputs, run) -> Done:
     """Stage bootstrap@toy: train_base_and_policy into --models-dir, and the policy's manifest."""
+    models = data.models
     m = train_base_and_policy(cfg["toy_models"], cfg["toy"], models, run)
     return Done(m, f"policy acc {m['policy_accuracy']:.2f} (right through a wrong step: "
                    f"{m['policy_flawed_correct_share']:.2f} of right answers), {m['seconds']:.0f}s",
                 outputs={"manifests/policy.json": model_manifest("policy", str(models / "policy"))})
 
 
-def judge_template(a, cfg: dict) -> tuple[Path, Path, str, str, str]:
+@dataclass(frozen=True)
+class JudgeModelInputs:
+    """What stage train_judge@toy works on (`judge_template`)."""
+    base: Path  # the toy base LM's folder
+    policy: Path  # the policy's folder (whose responses the judge learns to judge)
+    out: str  # the judge's folder the core writes
+    style: str  # label_judge.style, as label_judge will prompt
+    template: str  # its template (label_judge.template_file)
+
+
+def judge_template(a, cfg: dict) -> JudgeModelInputs:
     """The base, policy and judge (--out) folders; the judge style and template, as label_judge will prompt."""
     lj = cfg["label_judge"]
-    return Path(a.base), Path(a.policy), a.out, lj.style, load_template(lj.style, lj.template_file)
+    return JudgeModelInputs(Path(a.base), Path(a.policy), a.out, lj.style, load_template(lj.style, lj.template_file))
 
 
-def train_judge(cfg: dict, data: tuple[Path, Path, str, str, str], run):
+def train_judge(cfg: dict, data: JudgeModelInputs, run) -> Done:
     """Stage train_judge@toy: train_judge_model into --out, and the judge's manifest."""
-    base, policy, out, style, template = data
+    base, policy, out, style, template = data.base, data.policy, data.out, data.style, data.template
     m = train_judge_model(cfg["toy_judge"], cfg["toy_models"], cfg["toy"], base, policy, Path(out), style, template, run)
     return Done(m, f"judge first-error acc {m['judge_first_error_accuracy']:.2f} vs always -1 "
                    f"{m['judge_baseline_always_none']:.2f} (erroneous {m['judge_accuracy_on_erroneous']:.2f}, "

@@ -413,10 +413,16 @@ def world_problems(cfg: ToyWorldConfig) -> dict[str, list[Problem]]:
     return {split: cfg.problems(stream, n, f"toy-{prefix}") for stream, (split, (n, prefix)) in enumerate(splits.items(), start=1)}
 
 
-def draw_problems(cfg: dict, refs: dict, run):
-    """Stage problems@toy: the splits, the evaluation sets' problem texts (as inputs@real writes them: what
-    training data must not contain), and `refs`, the reference PRMs' identities its checks made
+@dataclass(frozen=True)
+class ProblemsInputs:
+    """What stage problems@toy writes beside the problems it draws: the reference PRMs' identities its checks made
     (prmlab.core.manifest.references_manifest, which refuses a folder outside the graph in this profile)."""
+    references: dict
+
+
+def draw_problems(cfg: dict, data: ProblemsInputs, run) -> Done:
+    """Stage problems@toy: the splits, the evaluation sets' problem texts (as inputs@real writes them: what
+    training data must not contain), and the reference PRMs' identities (`data.references`)."""
     probs = world_problems(cfg["toy"])
     m = {f"{split}_problems": len(items) for split, items in probs.items()}
     m |= {f"{split}_hard_problems": sum(bool(p.meta.get("hard")) for p in items) for split, items in probs.items()}
@@ -424,4 +430,4 @@ def draw_problems(cfg: dict, refs: dict, run):
     texts = {"toy": [p.question for p in probs["eval"]], "processbench_toy": [p.question for p in probs["processbench"]]}
     return Done(m, ", ".join(f"{len(v)} {k}" for k, v in probs.items()),
                 outputs={**{f"problems_dir/{split}.jsonl": items for split, items in probs.items()},
-                         "problems_dir/eval_texts.json": texts, "references": refs})
+                         "problems_dir/eval_texts.json": texts, "references": data.references})
