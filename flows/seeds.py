@@ -12,7 +12,7 @@ The rules are reports/protocol.md's (prmlab.analysis.protocol): seed 0, the deve
 seeds 1..N decide. Seed k runs by `dvc repro` in its own clone of the pinned commit, so an edit at HEAD after the pin
 neither invalidates a finished seed nor mixes into one, and a killed seed resumes. The store (study ids, the pin,
 each seed's file under its study, the aggregate's pages) is prmlab.runs.store.
-Outputs: reports/seeds/<study>/seed-<k>.json, reports/seeds.md, reports/seeds.json, reports/protocol.md, reports/study.json.
+Outputs: reports/seeds/<study>/seed-<k>.json, reports/seeds.{md,json}, README's results, reports/{protocol.md,study.json}.
 """
 
 from __future__ import annotations

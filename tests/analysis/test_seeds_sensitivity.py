@@ -284,7 +284,14 @@ def test_the_seeds_page_shows_a_forest_plot_whose_rows_dvc_plots_reads():
 def test_the_report_knows_its_confirmation_seeds_by_the_development_seed_beside_them():
     """With confirmation seeds (reports/protocol.md), seed 0 is beside the aggregate, never in it: the report shows the
     verdicts across seeds first when the development seed's points are this run's, and says whose they are when not."""
-    from prmlab.report.seeds import aggregate_page, glance, glance_lines
+    from prmlab.report.seeds import (
+        README_END,
+        README_START,
+        aggregate_page,
+        glance,
+        glance_lines,
+        readme_results,
+    )
 
     recs = {f"seed-{k}": seed(k, [finding("hard_soft", {"f1_hard_minus_soft": p})]) for k, p in ((1, 1.0), (2, 1.02))}
     dev = seed(0, [finding("hard_soft", {"f1_hard_minus_soft": 0.5})])
@@ -298,3 +305,8 @@ def test_the_report_knows_its_confirmation_seeds_by_the_development_seed_beside_
     other = [dict(this_run[0], estimates={"f1_hard_minus_soft": [0.7, 0.0, 1.0]})]
     g = glance(other, record)
     assert not g["across_seeds"] and "another study's" in g["why_one_seed"]
+    # README's results block: the first table only (across seeds here), the development seed's own left to the report
+    block = readme_results({"findings": this_run}, record)
+    assert block.startswith(README_START) and block.endswith(README_END) and "**The study, across 2 seeds**" in block
+    assert "95% interval across seeds" in block and "verdict (one seed)" not in block and "(reports/report.md)" in block
+    assert "verdict (one seed)" in readme_results({"findings": other}, record)  # not this study's seeds: its own run

@@ -142,6 +142,37 @@ def test_a_replica_killed_mid_shard_costs_a_retry_not_a_byte(cluster, inputs):
     local = stage(d, "label_mc", "local")
     assert local.returncode == 0, local.stderr[-3000:]
     p = stage(d, "label_mc", "fault", params(d, "fault", engine={"label_mc": "ray", "ray": {"address": cluster}}), popen=True)
+    out, err = kill_the_first_replica(p)
+    assert p.returncode == 0, err[-3000:]
+    assert re.search(r"a replica died during shard \d+ .*retry 1 of 3", err), err[-3000:]
+    assert "1 shard(s) retried" in out, out
+    same_outputs(d, "label_mc", "local", "fault")
+
+
+@pytest.mark.slow
+def test_a_replica_death_past_max_retries_is_one_line_and_a_rerun_resumes(cluster, inputs):
+    """engine.ray.max_retries 0: the first replica death ends label_mc with one line naming the setting (exit 1, a
+    failure of what the stage runs on, which a flow may retry), no output file; the shards finished before it stay,
+    and the same command again resumes from them and writes the local run's bytes."""
+    d = inputs
+    if not (d / "label_mc-local.jsonl").exists():
+        assert stage(d, "label_mc", "local").returncode == 0
+    cfg = params(d, "noretry", engine={"label_mc": "ray", "ray": {"address": cluster, "max_retries": 0}})
+    p = stage(d, "label_mc", "noretry", cfg, popen=True)
+    out, err = kill_the_first_replica(p)
+    said = [x for x in err.splitlines() if x.startswith("[label_mc] error:")]
+    assert p.returncode == 1 and len(said) == 1, err[-3000:]
+    assert re.search(r"replicas died 1 times \(engine\.ray\.max_retries 0\); last: ", said[0]), said[0]
+    assert not re.search(r"^Traceback|^prmlab\.|GenerationError", err, re.M), err[-3000:]  # no traceback of ours
+    assert not (d / "label_mc-noretry.jsonl").exists()
+    again = stage(d, "label_mc", "noretry", cfg)
+    assert again.returncode == 0, again.stderr[-3000:]
+    same_outputs(d, "label_mc", "local", "noretry")
+
+
+def kill_the_first_replica(p: subprocess.Popen) -> tuple[str, str]:
+    """SIGKILL the stage's first replica 2 s after it is ready (its first shard under way: a shard takes ~10 s on one
+    thread here); the stage's stdout and stderr once it ends."""
     lines, pid = [], None
     while pid is None:
         line = p.stderr.readline()
@@ -149,14 +180,10 @@ def test_a_replica_killed_mid_shard_costs_a_retry_not_a_byte(cluster, inputs):
         lines.append(line)
         if m := re.search(r"replica ready: pid (\d+)", line):
             pid = int(m.group(1))
-    time.sleep(2.0)  # its first shard is under way (a shard takes ~10 s on one thread here)
+    time.sleep(2.0)
     os.kill(pid, signal.SIGKILL)
     out, err = p.communicate(timeout=600)
-    err = "".join(lines) + err
-    assert p.returncode == 0, err[-3000:]
-    assert re.search(r"a replica died during shard \d+ .*retry 1 of 3", err), err[-3000:]
-    assert "1 shard(s) retried" in out, out
-    same_outputs(d, "label_mc", "local", "fault")
+    return out, "".join(lines) + err
 
 
 @pytest.mark.vllm

@@ -232,3 +232,21 @@ def test_readme_is_a_short_path_and_docs_carry_no_work_log():
 def test_the_check_catches_a_drifted_command(argv, expect):
     """The checker itself fails on a stage, flag or target that does not exist (else the test above proves nothing)."""
     assert expect in (_check(argv, {"sample", "label_mc"}) or "")
+
+
+def test_readme_results_are_the_reports_first_table_generated():
+    """README's results block is what `prmlab.report.seeds.readme_results` renders from the committed
+    reports/findings.json and reports/seeds.json (the report's first table), never hand-written: a stale block (a
+    seed filed, the study regenerated) fails here until `python -m flows.seeds --aggregate-only` rewrites it."""
+    import json
+
+    from prmlab.report.seeds import README_END, README_START, readme_results, with_readme_results
+
+    readme = (ROOT / "README.md").read_text()
+    seeds = ROOT / "reports" / "seeds.json"
+    block = readme_results(json.loads((ROOT / "reports" / "findings.json").read_text()),
+                           json.loads(seeds.read_text()) if seeds.exists() else None)
+    assert readme[readme.index(README_START): readme.index(README_END) + len(README_END)] == block
+    assert "| verdict" in block and ("across seeds" in block or "one seed" in block)
+    with pytest.raises(ValueError, match="lacks the results markers"):
+        with_readme_results(readme.replace(README_END, ""), block)

@@ -484,3 +484,29 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
         md += [table(["verdict (one seed)", "claim", "deciding estimate", "this run", "95% bootstrap interval"],
                      rows(g["one_seed"])), ""]
     return md
+
+
+# ------------------------------------------------------------------------------------------ README's results
+
+# README.md's results: the lines between these markers are generated (`readme_results`), never written by hand.
+README_START = "<!-- results: generated from reports/findings.json and reports/seeds.json (python -m flows.seeds); do not edit -->"
+README_END = "<!-- /results -->"
+
+
+def readme_results(findings: dict, seeds: dict | None) -> str:
+    """README.md's results block: the report's first table (the verdicts across seeds where they are this study's,
+    then the committed run's own) from the committed reports/findings.json (`findings`) and reports/seeds.json."""
+    g = glance(findings.get("findings") or [], seeds)
+    lines = glance_lines(g, seeds_md="[reports/seeds.md](reports/seeds.md)")
+    if g["across_seeds"]:  # the first table only: the development seed's own verdicts are the report's
+        lines = [*lines[: next(i for i, x in enumerate(lines) if x.startswith("This run alone"))],
+                 "The committed run alone (the development seed 0, never counted): [reports/report.md](reports/report.md).", ""]
+    return "\n".join([README_START, "", *lines, README_END])
+
+
+def with_readme_results(readme: str, block: str) -> str:
+    """`readme` with its results block replaced by `block`; a README without both markers is refused (ValueError)."""
+    start, end = readme.find(README_START), readme.find(README_END)
+    if start < 0 or end < start:
+        raise ValueError(f"README.md lacks the results markers {README_START!r} ... {README_END!r}")
+    return readme[:start] + block + readme[end + len(README_END):]

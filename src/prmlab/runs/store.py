@@ -38,6 +38,8 @@ from prmlab.report.seeds import (
     exact_label_targets,
     forest_rows,
     pending_page,
+    readme_results,
+    with_readme_results,
 )
 from prmlab.report.sweep import point_measures, sweep_page
 from prmlab.runs.processes import venv_tool
@@ -305,6 +307,7 @@ def write_pending(project_dir: str | Path, seeds: int, recs: dict[str, dict], mi
     record, md = pending_page(seeds, recs, missing, head, pin_line(project_dir))
     write_json(root / "reports" / "seeds.json", record)
     atomic_write_text(root / "reports" / "seeds.md", md)
+    write_readme_results(root)
 
 
 def write_aggregate(project_dir: str | Path, recs: dict[str, dict], seconds: float | None, dev: dict | None = None,
@@ -319,7 +322,18 @@ def write_aggregate(project_dir: str | Path, recs: dict[str, dict], seconds: flo
     write_json(reports / FOREST_JSON, forest_rows(agg))
     write_json(reports / "seeds.json", record)
     atomic_write_text(reports / "seeds.md", md)
+    write_readme_results(project_dir)
     return agg
+
+
+def write_readme_results(project_dir: str | Path) -> None:
+    """README.md's results block from the committed reports/findings.json and reports/seeds.json (the report's first
+    table: prmlab.report.seeds.readme_results), so the front page says what the seeds decide, generated."""
+    root = Path(project_dir)
+    findings = read_json(root / "reports" / "findings.json")
+    seeds = read_json(root / "reports" / "seeds.json") if (root / "reports" / "seeds.json").exists() else None
+    readme = root / "README.md"
+    atomic_write_text(readme, with_readme_results(readme.read_text(), readme_results(findings, seeds)))
 
 
 # ------------------------------------------------------------------------------------------------- sweep points
