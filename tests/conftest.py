@@ -26,7 +26,7 @@ def new_project(d: Path, params: dict) -> Path:
 
     for name in ("src", "stages", "flows", "scripts"):
         shutil.copytree(ROOT / name, d / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
-    for name in ("dvc.yaml", "pyproject.toml", ".gitignore"):
+    for name in ("dvc.yaml", "pyproject.toml", ".gitignore", "README.md"):  # README: the seeds rewrite its results
         shutil.copy(ROOT / name, d / name)
     for keep in ("models/prm", "metrics"):  # folders a fresh clone has (tracked), parents of stage outputs
         (d / keep).mkdir(parents=True, exist_ok=True)

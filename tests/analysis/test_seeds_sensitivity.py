@@ -310,3 +310,21 @@ def test_the_report_knows_its_confirmation_seeds_by_the_development_seed_beside_
     assert block.startswith(README_START) and block.endswith(README_END) and "**The study, across 2 seeds**" in block
     assert "95% interval across seeds" in block and "verdict (one seed)" not in block and "(reports/report.md)" in block
     assert "verdict (one seed)" in readme_results({"findings": other}, record)  # not this study's seeds: its own run
+
+
+def test_a_readme_without_the_results_block_is_said_and_left_alone(tmp_path, capsys):
+    """A fork's own README (no results markers): the seeds' filing says so on stderr and leaves the file as it was,
+    rather than failing after the seed was filed; with the markers, the block between them is rewritten."""
+    from prmlab.report.seeds import README_END, README_START
+    from prmlab.runs.store import write_readme_results
+
+    (tmp_path / "README.md").write_text("# my fork\n")
+    write_readme_results(tmp_path)
+    assert (tmp_path / "README.md").read_text() == "# my fork\n" and "no results block" in capsys.readouterr().err
+    (tmp_path / "reports").mkdir()
+    (tmp_path / "reports" / "findings.json").write_text(json.dumps({"findings": [finding("hard_soft", {"f1_hard_minus_soft": 1.0})]}))
+    (tmp_path / "README.md").write_text(f"# my fork\n\n{README_START}\nold\n{README_END}\n\nmore\n")
+    write_readme_results(tmp_path)
+    text = (tmp_path / "README.md").read_text()
+    assert "old" not in text and "| verdict (one seed) |" in text and text.startswith("# my fork\n\n") and text.endswith("\n\nmore\n")
+    assert "no seeds have run" in text  # no reports/seeds.json: the committed run alone, saying why

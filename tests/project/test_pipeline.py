@@ -586,6 +586,12 @@ def test_seeds_run_from_the_pinned_study_and_the_development_seed_never_counts(s
     assert all(f"{f['verdict']:>15}  {f['claim']}" in p.stdout for f in agg["findings"]), p.stdout
     md = (study / "reports" / "seeds.md").read_text()
     assert "95% across seeds" in md and "Development seed 0" in md and "are not counted" in md
+    # README's results block rewritten from the study's own files by the aggregate
+    from prmlab.report.seeds import README_END, README_START, readme_results
+
+    readme = (study / "README.md").read_text()
+    assert readme[readme.index(README_START): readme.index(README_END) + len(README_END)] == readme_results(
+        json.loads((study / "reports" / "findings.json").read_text()), agg)
     # each seed ran in its own clone of the pinned commit, with the protocol's params, and left the workspace alone
     clone = study / "runs" / "seeds" / pin["study"] / "seed-1"
     cp, hp = (yaml.safe_load(f.read_text()) for f in (clone / "params.yaml", study / "params.yaml"))

@@ -22,6 +22,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import yaml
@@ -33,6 +34,7 @@ from prmlab.core.provenance import git
 from prmlab.report.seeds import (
     FOREST_JSON,
     FOREST_PNG,
+    README_START,
     TARGETS,
     aggregate_page,
     exact_label_targets,
@@ -330,10 +332,13 @@ def write_readme_results(project_dir: str | Path) -> None:
     """README.md's results block from the committed reports/findings.json and reports/seeds.json (the report's first
     table: prmlab.report.seeds.readme_results), so the front page says what the seeds decide, generated."""
     root = Path(project_dir)
+    readme = root / "README.md"
+    if not readme.exists() or README_START not in (text := readme.read_text()):  # a fork's own README: said, not failed
+        print(f"{readme}: no results block ({README_START[:13]}... markers): its results were not rewritten", file=sys.stderr)
+        return
     findings = read_json(root / "reports" / "findings.json")
     seeds = read_json(root / "reports" / "seeds.json") if (root / "reports" / "seeds.json").exists() else None
-    readme = root / "README.md"
-    atomic_write_text(readme, with_readme_results(readme.read_text(), readme_results(findings, seeds)))
+    atomic_write_text(readme, with_readme_results(text, readme_results(findings, seeds)))
 
 
 # ------------------------------------------------------------------------------------------------- sweep points
