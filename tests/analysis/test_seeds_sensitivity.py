@@ -319,12 +319,12 @@ def test_a_readme_without_the_results_block_is_said_and_left_alone(tmp_path, cap
     from prmlab.runs.store import write_readme_results
 
     (tmp_path / "README.md").write_text("# my fork\n")
-    write_readme_results(tmp_path)
+    write_readme_results(tmp_path, None)
     assert (tmp_path / "README.md").read_text() == "# my fork\n" and "no results block" in capsys.readouterr().err
     (tmp_path / "reports").mkdir()
     (tmp_path / "reports" / "findings.json").write_text(json.dumps({"findings": [finding("hard_soft", {"f1_hard_minus_soft": 1.0})]}))
     (tmp_path / "README.md").write_text(f"# my fork\n\n{README_START}\nold\n{README_END}\n\nmore\n")
-    write_readme_results(tmp_path)
+    write_readme_results(tmp_path, None)
     text = (tmp_path / "README.md").read_text()
     assert "old" not in text and "| verdict (one seed) |" in text and text.startswith("# my fork\n\n") and text.endswith("\n\nmore\n")
-    assert "no seeds have run" in text  # no reports/seeds.json: the committed run alone, saying why
+    assert "no seeds have run" in text  # no seeds' record: the committed run alone, saying why

@@ -457,10 +457,10 @@ def verdict_counts(rows: list[dict]) -> str:
             + (f", {n} not testable in this world" if (n := c["not testable in this world"]) else ""))
 
 
-def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
+def glance_lines(g: dict, seeds_md: str = "reports/seeds.md", first_only: bool = False) -> list[str]:
     """Markdown: the verdicts across seeds first where there are, then this run's (one seed), each a table of one row
     per claim (verdict, claim, the deciding estimate, its value, its interval: one interval a cell). `seeds_md`: how
-    the page names reports/seeds.md (the report: a link)."""
+    the page names reports/seeds.md (the report: a link); `first_only`: the first table alone (README's)."""
     def rows(rs: list[dict]) -> list[list]:
         return [[MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"], fmt1(r["value"]),
                  "-" if r["lo"] is None else f"[{fmt1(r['lo'])}, {fmt1(r['hi'])}]"] for r in rs]
@@ -472,8 +472,10 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md") -> list[str]:
                f"every estimate in {seeds_md}): "
                f"{verdict_counts(g['across_seeds'])}.", "",
                table(["verdict", "claim", "deciding estimate", "mean over seeds", "95% interval across seeds"],
-                     rows(g["across_seeds"])), "",
-               ("This run alone (the development seed 0, never counted in the verdicts above: reports/protocol.md; one "
+                     rows(g["across_seeds"])), ""]
+        if first_only:
+            return md
+        md += [("This run alone (the development seed 0, never counted in the verdicts above: reports/protocol.md; one "
                 f"seed): {verdict_counts(g['one_seed'])}." if g.get("confirmation") else
                 f"This run alone (seed 0 of those, the development seed; one seed): {verdict_counts(g['one_seed'])}."), ""]
     elif g["one_seed"]:
@@ -497,10 +499,9 @@ def readme_results(findings: dict, seeds: dict | None) -> str:
     """README.md's results block: the report's first table (the verdicts across seeds where they are this study's,
     then the committed run's own) from the committed reports/findings.json (`findings`) and reports/seeds.json."""
     g = glance(findings.get("findings") or [], seeds)
-    lines = glance_lines(g, seeds_md="[reports/seeds.md](reports/seeds.md)")
-    if g["across_seeds"]:  # the first table only: the development seed's own verdicts are the report's
-        lines = [*lines[: next(i for i, x in enumerate(lines) if x.startswith("This run alone"))],
-                 "The committed run alone (the development seed 0, never counted): [reports/report.md](reports/report.md).", ""]
+    lines = glance_lines(g, seeds_md="[reports/seeds.md](reports/seeds.md)", first_only=True)
+    if g["across_seeds"]:  # the development seed's own verdicts are the report's
+        lines += ["The committed run alone (the development seed 0, never counted): [reports/report.md](reports/report.md).", ""]
     return "\n".join([README_START, "", *lines, README_END])
 
 

@@ -309,7 +309,7 @@ def write_pending(project_dir: str | Path, seeds: int, recs: dict[str, dict], mi
     record, md = pending_page(seeds, recs, missing, head, pin_line(project_dir))
     write_json(root / "reports" / "seeds.json", record)
     atomic_write_text(root / "reports" / "seeds.md", md)
-    write_readme_results(root)
+    write_readme_results(root, record)
 
 
 def write_aggregate(project_dir: str | Path, recs: dict[str, dict], seconds: float | None, dev: dict | None = None,
@@ -324,20 +324,20 @@ def write_aggregate(project_dir: str | Path, recs: dict[str, dict], seconds: flo
     write_json(reports / FOREST_JSON, forest_rows(agg))
     write_json(reports / "seeds.json", record)
     atomic_write_text(reports / "seeds.md", md)
-    write_readme_results(project_dir)
+    write_readme_results(project_dir, record)
     return agg
 
 
-def write_readme_results(project_dir: str | Path) -> None:
-    """README.md's results block from the committed reports/findings.json and reports/seeds.json (the report's first
-    table: prmlab.report.seeds.readme_results), so the front page says what the seeds decide, generated."""
+def write_readme_results(project_dir: str | Path, seeds: dict | None) -> None:
+    """README.md's results block from the committed reports/findings.json and `seeds`, the record just written to
+    reports/seeds.json (the report's first table: prmlab.report.seeds.readme_results), so the front page says what
+    the seeds decide, generated."""
     root = Path(project_dir)
     readme = root / "README.md"
     if not readme.exists() or README_START not in (text := readme.read_text()):  # a fork's own README: said, not failed
         print(f"{readme}: no results block ({README_START[:13]}... markers): its results were not rewritten", file=sys.stderr)
         return
     findings = read_json(root / "reports" / "findings.json")
-    seeds = read_json(root / "reports" / "seeds.json") if (root / "reports" / "seeds.json").exists() else None
     atomic_write_text(readme, with_readme_results(text, readme_results(findings, seeds)))
 
 
