@@ -452,7 +452,7 @@ def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unp
 
     from prmlab.core.records import ProcessBenchItem
     from prmlab.engines.config import BackendConfig
-    from prmlab.pipeline.processbench import EvalPBConfig, eval_processbench
+    from prmlab.pipeline.processbench import EvalPBConfig, EvalPBInputs, eval_processbench
     from prmlab.prms.generative import VerifierConfig
 
     items = {"toy": [ProcessBenchItem(id=str(i), generator="t", problem=q, steps=s, final_answer_correct=True,
@@ -465,13 +465,13 @@ def test_eval_processbench_scores_a_generative_prm_and_its_summary_shows_the_unp
 
     cfg = {"eval_processbench": EvalPBConfig(subsets=["toy"], threshold_subset="toy", critic=False),
            "judge": BackendConfig(model=JUDGE)}
-    done = eval_processbench(cfg, ({"v": spec}, items, {}), Run())
+    done = eval_processbench(cfg, EvalPBInputs({"v": spec}, items, {}), Run())
     res = done.metrics["models"]["prm/v"]["verifier"]
     assert res["votes"] == 1 and res["max_tokens"] == 12 and res["truncated_replies"] == len(toy_items)
     assert res["unparsed_votes"] > 0 and f"prm/v: {res['unparsed_votes']} step votes without a verdict" in done.summary
     assert len(list(tmp_path.glob("s.jsonl.v-*.jsonl"))) == 1
     full = replace(spec, verifier=VerifierConfig(), votes_file=None)
-    done = eval_processbench(cfg, ({"v": full}, items, {}), Run())
+    done = eval_processbench(cfg, EvalPBInputs({"v": full}, items, {}), Run())
     assert done.metrics["models"]["prm/v"]["verifier"]["unparsed_votes"] == 0 and "without a verdict" not in done.summary
 
 
