@@ -480,8 +480,10 @@ def untrained(m: dict) -> list[str]:
 
 
 def trained_on(m: dict) -> list[str]:
-    """The CPUs this run's PRMs were trained on, a line each (`machine` in metrics/train_prm/*.json)."""
-    return sorted({f"{c.get('vendor', '')} {c.get('model', '')} ({c.get('isa', '') or 'no AVX2'}; torch kernels "
+    """The machines this run's PRMs were trained on, a line each (`machine` in metrics/train_prm/*.json): the GPU
+    and its torch build where one computed, then the CPU (the host's, where a GPU did the training)."""
+    return sorted({(f"{c['gpu']} (torch {c.get('torch', '?')}) on " if c.get("gpu") else "")
+                   + f"{c.get('vendor', '')} {c.get('model', '')} ({c.get('isa', '') or 'no AVX2'}; torch kernels "
                    f"{c.get('torch_kernels', '?')}, {c.get('threads', '?')} threads)"
                    for t in m["train_prm"].values() if (c := t.get("machine"))})
 
