@@ -13,6 +13,11 @@ from the labels, and their generated tokens and wall time are left empty (they w
 search, SCAN and any method without labels on disk run now, with the study's own params (label_mc's sampling for
 the searches, which draw afresh; label_methods for the newer ones), and their tokens and wall time are measured.
 
+`--save` writes the newer methods' labels that ran now into --methods (a folder other than the stage's own: the DVC
+graph depends on that one), so a rerun reads them back and `stages.consensus --source <method> --methods DIR` builds
+their training sets; `--prms` takes bench_prm_seeds.py's JSON of PRMs trained on those sets (and on the judge's and
+MC's, at the same steps) and puts each source's held-out ProcessBench F1 and step AUC beside its labels' accuracy.
+
 Per row: cost (model calls and generated tokens per model, the share of exhaustive MC's rollouts where it spends
 rollouts, wall time on this machine), the share of responses it keeps whole (a filter names a first error for
 fewer than all), and against the verifier: first-error accuracy on what it keeps (with a 95% interval,
@@ -37,6 +42,19 @@ def truth_labels(r) -> list[int]:
     label audit counts them (prmlab.pipeline.training_sets.audit)."""
     t = r.true_first_error
     return [int(t == -1 or i < t) for i in range(len(r.steps))]
+
+
+def prm_figures(results: dict, steps: int) -> dict:
+    """bench_prm_seeds.py's JSON -> {source: its PRMs' held-out ProcessBench F1, step AUC and Best-of-8 (product),
+    means over the training seeds measured at `steps` (the study's train_prm.steps), with the seeds}."""
+    from prmlab.report.benchmarks import runs_at
+
+    by: dict[str, list[dict]] = {}
+    for r in runs_at(results, steps):
+        by.setdefault(r["source"], []).append(r)
+    return {s: {"steps": steps, "seeds": [r["seed"] for r in rs],
+                **{m: sum(r[m] for r in rs) / len(rs) if all(r.get(m) is not None for r in rs) else None
+                   for m in ("f1_heldout", "step_auc_heldout", "bon_product")}} for s, rs in by.items()}
 
 
 def score(responses, first_errors: dict, step_labels: dict, boot: int, seed: int = 0, soft: dict | None = None) -> dict:
@@ -127,13 +145,17 @@ def main() -> None:
     ap.add_argument("--params", default="params.yaml")
     ap.add_argument("--limit", type=int, default=0, help="the first N responses only (0: all)")
     ap.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the problems")
+    ap.add_argument("--save", action="store_true", help="write the newer methods' labels that run now into --methods")
+    ap.add_argument("--prms", help="bench_prm_seeds.py's JSON: each source's PRM figures beside its row")
     ap.add_argument("--out", default="reports/benchmarks/labelling_methods.json")
     ap.add_argument("--plot", default="reports/benchmarks/labelling_methods.png")
     a = ap.parse_args()
+    if a.save and Path(a.methods).resolve() == Path("data/labels/methods").resolve():
+        ap.error("--save: --methods is stage label_method's own folder (prm_data depends on it): name another")
 
     import dataclasses
 
-    from prmlab.core.io import read_jsonl, read_problems_and_responses, write_json
+    from prmlab.core.io import read_json, read_jsonl, read_problems_and_responses, write_json, write_jsonl
     from prmlab.core.params import load_params
     from prmlab.core.records import JudgeLabel, MCLabel, PRMExample, labels_from_first_error
     from prmlab.core.stage import set_threads
@@ -151,6 +173,7 @@ def main() -> None:
     from prmlab.pipeline.labeling import MCStats, judge_labels, mc_search
     from prmlab.pipeline.labeling_config import LabelJudgeConfig, LabelMCConfig
     from prmlab.pipeline.method_labels import MethodLabel
+    from prmlab.prms.training_config import TrainPRMConfig
     from prmlab.prompts import load_template
 
     set_threads()
@@ -170,12 +193,15 @@ def main() -> None:
     ex_rollouts = sum(lab.rollouts for lab in mc.values())
     rows = []
 
-    def row(method, how, fe, labels, cost, soft=None, notes=""):
+    prms = prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps) if a.prms else {}
+
+    def row(method, how, fe, labels, cost, soft=None, notes="", source=None):
+        """`source`: the label source a PRM trains on (train_prm.sources' name), None for the searches."""
         cost = {"generations": sum(cost.get("model_calls", {}).values()), **cost}
         if "rollouts" in cost:
             cost["rollouts_share_of_exhaustive"] = cost["rollouts"] / ex_rollouts if ex_rollouts else None
-        rows.append({"method": method, "labels": how, "cost": cost, "notes": notes,
-                     "accuracy": score(responses, fe, labels, a.boot, soft=soft)})
+        rows.append({"method": method, "labels": how, "cost": cost, "notes": notes, "source": source,
+                     "prm": prms.get(source), "accuracy": score(responses, fe, labels, a.boot, soft=soft)})
         acc = rows[-1]["accuracy"]["first_error_accuracy"]
         print(f"{method:34s} {how:9s} calls {cost['generations']:>8}  kept {rows[-1]['accuracy']['kept_share']:.3f}  "
               f"first-error acc {'-' if acc is None else f'{acc:.3f}'}", flush=True)
@@ -183,22 +209,22 @@ def main() -> None:
     # --- read back: what the study's stages wrote
     mc_fe = {k: v.first_error for k, v in mc.items()}
     row("MC exhaustive, hard (mc_hard)", "read back", mc_fe, {k: v.hard for k, v in mc.items()},
-        {"model_calls": {"policy": ex_rollouts}, "rollouts": ex_rollouts})
+        {"model_calls": {"policy": ex_rollouts}, "rollouts": ex_rollouts}, source="mc_hard")
     row("MC exhaustive, soft (mc_soft)", "read back", mc_fe, {}, {"model_calls": {"policy": ex_rollouts},
-        "rollouts": ex_rollouts}, soft={k: v.soft for k, v in mc.items()})
+        "rollouts": ex_rollouts}, soft={k: v.soft for k, v in mc.items()}, source="mc_soft")
     j_fe = {k: v.first_error for k, v in judge.items()}
     by_id = {r.response_id: r for r in responses}
     j_labels = {k: labels_from_first_error(len(by_id[k].steps), fe) for k, fe in j_fe.items() if fe is not None}
     j_calls = distinct_calls([r for r in responses if r.response_id in judge], ljc.n)
-    row("judge", "read back", j_fe, j_labels, {"model_calls": {"judge": j_calls}})
+    row("judge", "read back", j_fe, j_labels, {"model_calls": {"judge": j_calls}}, source="judge")
     cons = {k: fe for k, fe in mc_fe.items() if fe is not None and j_fe.get(k) == fe}
     row("consensus (MC = judge)", "read back", cons, {k: mc[k].hard for k in cons},
-        {"model_calls": {"policy": ex_rollouts, "judge": j_calls}, "rollouts": ex_rollouts})
+        {"model_calls": {"policy": ex_rollouts, "judge": j_calls}, "rollouts": ex_rollouts}, source="consensus")
     if Path(a.human).exists():
         hu = {ex.response_id: ex.labels for ex in read_jsonl(a.human, PRMExample) if ex.response_id in ids}
         hu_fe = {k: (labs.index(0) if 0 in labs else -1) for k, labs in hu.items()}
         row("toy annotator (human_onpolicy)", "read back", hu_fe, hu, {"model_calls": {}, "annotator_labels": len(hu)},
-            notes="the toy's noisy annotator, on the policy responses it labels")
+            notes="the toy's noisy annotator, on the policy responses it labels", source="human_onpolicy")
 
     # --- run now: the cheaper MC searches, on fresh draws of label_mc's sampling
     gen = make_generator(policy)
@@ -216,6 +242,10 @@ def main() -> None:
         f = Path(a.methods) / f"{source}.jsonl"
         return {lab.response_id: lab for lab in read_jsonl(f, MethodLabel) if lab.response_id in ids} if f.exists() else None
 
+    def saved(source, got):  # --save: the labels a training set is built from (stages.consensus --methods)
+        if a.save:
+            write_jsonl(Path(a.methods) / f"{source}.jsonl", [got[r.response_id] for r in responses])
+
     got = on_disk("mc_agree")
     cost, how = {}, "read back"
     if got is None:
@@ -225,11 +255,12 @@ def main() -> None:
         g.close()
         got = {r.response_id: agreed_label(r, mc.get(r.response_id), s) for r, s in zip(responses, strong)}
         cost = {"generated_tokens": {"completer": st.generated_tokens}, "wall_s": time.monotonic() - t0}
+        saved("mc_agree", got)
     strong_rollouts = sum(lab.evidence.get("strong_rollouts", 0) for lab in got.values())
     row("two-model agreement (mc_agree)", how, {k: v.first_error for k, v in got.items()},
         {k: v.labels for k, v in got.items()},
         {"model_calls": {"policy": ex_rollouts, "completer": strong_rollouts}, "rollouts": ex_rollouts + strong_rollouts,
-         **cost}, notes=f"weak: the policy (label_mc's labels); strong: {completer.model}")
+         **cost}, notes=f"weak: the policy (label_mc's labels); strong: {completer.model}", source="mc_agree")
 
     got, cost, how = on_disk("judge_ref"), {}, "read back"
     if got is None:
@@ -241,10 +272,11 @@ def main() -> None:
         g.close()
         got = {x.response_id: x for x in labs}
         cost = {"generated_tokens": {"judge": c["judge_tokens"]}, "wall_s": time.monotonic() - t0}
+        saved("judge_ref", got)
     row("reference-guided judge (judge_ref)", how, {k: v.first_error for k, v in got.items()},
         {k: v.labels for k, v in got.items()}, {"model_calls": {"judge": distinct_calls(
             [r for r in responses if r.response_id in got], lm.reference.n)}, **cost},
-        notes="the study's judge with the reference solution in its prompt")
+        notes="the study's judge with the reference solution in its prompt", source="judge_ref")
 
     got, cost, how = on_disk("judge_active"), {}, "read back"
     missing = [m for m in lm.active.ensemble if not Path(m).exists() and m.startswith(("models/", "/", "."))]
@@ -262,16 +294,18 @@ def main() -> None:
             g.close()
             got = {r.response_id: MethodLabel(r.response_id, "judge_active", [] if (x := judged.get(r.response_id)) is None
                                               or x.first_error is None else labels_from_first_error(len(r.steps), x.first_error),
-                                              None if x is None else x.first_error, {"selected": x is not None})
+                                              None if x is None else x.first_error, {"selected": x is not None},
+                                              r.content_md5())
                    for r in responses}
             cost = {"wall_s": time.monotonic() - t0}
+            saved("judge_active", got)
         selected = [r for r in responses if got[r.response_id].evidence.get("selected")]
         row("uncertainty-selected judge (judge_active)", how, {k: v.first_error for k, v in got.items()},
             {k: v.labels for k, v in got.items()},
             {"model_calls": {"judge": distinct_calls(selected, ljc.n)},
              "prm_forward_passes": len(lm.active.ensemble) * len(responses), **cost},
             notes=f"ensemble {', '.join(lm.active.ensemble)} (their own training labels not counted); "
-                  f"{len(selected)} of {len(responses)} sent to the judge")
+                  f"{len(selected)} of {len(responses)} sent to the judge", source="judge_active")
 
     frontier(rows)
     out = {"responses": len(responses), "problems": len({r.problem_id for r in responses}), "limit": a.limit,

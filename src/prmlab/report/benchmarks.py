@@ -348,6 +348,12 @@ def labelling_methods(b: dict) -> list[str]:
     def per_model(d: dict | None) -> str:
         return "-" if not d else ", ".join(f"{k} {v:,}" for k, v in d.items())
 
+    def prm(p: dict | None) -> str:
+        if not p or p.get("f1_heldout") is None:
+            return "-"
+        auc = "-" if p.get("step_auc_heldout") is None else f"{p['step_auc_heldout']:.3f}"
+        return f"{p['f1_heldout']:.1f} / {auc} ({len(p['seeds'])} seed{'s' * (len(p['seeds']) > 1)})"
+
     scope = f"the first {b['responses']} responses" if b.get("limit") else f"all {b['responses']} responses"
     md = ["## Every labelling method against exact truth: labelling methods by cost (`benchmarks/bench_labelling.py`)", "",
           f"The committed study's training responses ({scope}, {b['problems']} problems), each method's labels scored "
@@ -355,10 +361,13 @@ def labelling_methods(b: dict) -> list[str]:
           "**bold**: on the cost-accuracy frontier (first-error accuracy above every cheaper row's). Accuracy is over "
           "the responses a method keeps whole (its first error named), with a 95% interval bootstrapped over problems "
           f"({b['boot']} resamples); \"read back\": labels the study's stages wrote, whose tokens and wall time were not "
-          "measured here. Plot: `reports/benchmarks/labelling_methods.png`.", "",
+          "measured here. Plot: `reports/benchmarks/labelling_methods.png`. The last column: a PRM trained on the "
+          "method's labels at the study's budget (`bench_prm_seeds.py`, the mean over its training seeds), its held-out "
+          "ProcessBench F1 and step AUC; - where none was trained.", "",
           "| method | labels | model calls | generated tokens | share of exhaustive MC's rollouts (%) | PRM passes | "
-          "wall (s) | kept (%) | first-error acc. (%) | on right answers | on wrong answers | step-label agreement (%) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "wall (s) | kept (%) | first-error acc. (%) | on right answers | on wrong answers | step-label agreement (%) | "
+          "its PRM: F1 / step AUC |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in b["rows"]:
         c, x = r["cost"], r["accuracy"]
         acc = share(x["first_error_accuracy"])
@@ -370,7 +379,7 @@ def labelling_methods(b: dict) -> list[str]:
                   f"{per_model(c.get('generated_tokens'))} | {share(c.get('rollouts_share_of_exhaustive'))} | "
                   f"{c.get('prm_forward_passes', '-')} | {wall} | "
                   f"{share(x['kept_share'])} | {acc} | {share(x['first_error_accuracy_right_answers'])} | "
-                  f"{share(x['first_error_accuracy_wrong_answers'])} | {share(x['step_label_agreement'])} |")
+                  f"{share(x['first_error_accuracy_wrong_answers'])} | {share(x['step_label_agreement'])} | {prm(r.get('prm'))} |")
     notes = [f"- {r['method']}: {r['notes']}" for r in b["rows"] if r.get("notes")]
     return md + ([""] + notes if notes else []) + [""]
 
