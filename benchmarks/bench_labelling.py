@@ -57,6 +57,21 @@ def prm_figures(results: dict, steps: int) -> dict:
                    for m in ("f1_heldout", "step_auc_heldout", "bon_product")}} for s, rs in by.items()}
 
 
+def update(a) -> None:
+    """--update: --out's rows with --prms' PRM figures (at params train_prm.steps), relabelled nothing."""
+    from prmlab.core.io import read_json, write_json
+    from prmlab.core.params import load_params
+    from prmlab.prms.training_config import TrainPRMConfig
+
+    if not a.prms:
+        raise SystemExit("--update needs --prms")
+    out, prms = read_json(a.out), prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps)
+    for r in out["rows"]:
+        r["prm"] = prms.get(r.get("source"))
+    write_json(a.out, out)
+    print(f"{a.out}: PRM figures for {sorted(s for s in prms if any(r.get('source') == s for r in out['rows']))}")
+
+
 def score(responses, first_errors: dict, step_labels: dict, boot: int, seed: int = 0, soft: dict | None = None) -> dict:
     """A method's accuracy against the verifier. `first_errors`: response id -> first error (absent or None: not kept);
     `step_labels`: response id -> its labelled steps' 0/1 (or MC's soft values in `soft`)."""
@@ -147,11 +162,15 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the problems")
     ap.add_argument("--save", action="store_true", help="write the newer methods' labels that run now into --methods")
     ap.add_argument("--prms", help="bench_prm_seeds.py's JSON: each source's PRM figures beside its row")
+    ap.add_argument("--update", action="store_true", help="with --prms: put them into --out's rows, running nothing")
     ap.add_argument("--out", default="reports/benchmarks/labelling_methods.json")
     ap.add_argument("--plot", default="reports/benchmarks/labelling_methods.png")
     a = ap.parse_args()
     if a.save and Path(a.methods).resolve() == Path("data/labels/methods").resolve():
         ap.error("--save: --methods is stage label_method's own folder (prm_data depends on it): name another")
+
+    if a.update:
+        return update(a)
 
     import dataclasses
 
