@@ -6,7 +6,7 @@
                                                     # ProcessBench and Best-of-N (or PRMBench), outside the DVC graph
     prmlab score --benchmark processbench|prmbench FILE [--threshold T | --threshold-subset S] [--data PATH]
                                                     # official metrics of any tool's step scores, as JSON
-    prmlab metrics                                  # the headline numbers (reports/headline.json)
+    prmlab metrics                                  # the verdicts, then the headline numbers (reports/)
     prmlab ui [--port 5000] [--workers 1]            # MLflow's UI on the study's store, with links that open its runs
 
 `eval` runs the graph's eval stages on each PRM with the graph's evaluation inputs, one MLflow run per PRM (its
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> None:
     u.add_argument("--host", default="127.0.0.1")
     u.add_argument("--port", type=port, default=5000)
     u.add_argument("--workers", type=positive, default=1, help="server processes (MLflow's default 4; one serves one person)")
-    m = sub.add_parser("metrics", help="print the headline numbers")
+    m = sub.add_parser("metrics", help="print the study's verdicts, then the headline numbers")
     m.add_argument("--file", default="reports/headline.json")
     a = ap.parse_args(argv)
     if a.cmd == "run":

@@ -657,8 +657,10 @@ def test_cli_evaluates_a_prm_outside_the_graph_with_the_graphs_numbers(study, tm
     assert all("prmlab.stage" not in r.data.tags and r.data.tags["prmlab.adhoc"].startswith("eval_") for r in kids)
     assert not client.search_runs([eid], "tags.`prmlab.stage` != 'pipeline' and attributes.run_name LIKE '%eval %'")
     shown = run([prmlab, "metrics"], study).stdout
-    # the leaderboard first (a row per PRM, reference and baseline), then the study's own numbers
-    assert shown.startswith("PRM ") and re.search(r"^maj@\d+ +baseline ", shown, re.M), shown
+    # the verdicts first (the tiny study has one seed), then the leaderboard (a row per PRM, reference and baseline),
+    # then the study's own numbers
+    assert shown.startswith("This run, one seed") and re.search(r"^\[[+?n/a-]+\] ", shown, re.M), shown
+    assert re.search(r"^PRM ", shown, re.M) and re.search(r"^maj@\d+ +baseline ", shown, re.M), shown
     assert re.search(r"^oracle +trained ", shown, re.M) and "policy_accuracy" in shown, shown
     missing = run([prmlab, "eval", "models/prm/oracle", "--only", "bon"], tmp_path, check=False)
     assert missing.returncode != 0 and "data/eval_samples/eval.jsonl (make it with `dvc repro sample_eval`)" in missing.stderr

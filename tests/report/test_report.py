@@ -488,3 +488,34 @@ def test_sweep_page_gives_each_value_its_mean_and_interval_over_seeds():
                                                                 "judge": {"first_error_accuracy": 0.833}}})
     assert m.pop("f1_judge_minus_mc") == [6.0, 1.0, 11.0]
     assert m == pytest.approx({"mc_first_error_accuracy": 59.4, "judge_first_error_accuracy": 83.3, "consensus_kept": 55.0})
+
+
+def test_prmlab_metrics_leads_with_the_studys_verdicts(tmp_path):
+    """`prmlab metrics`: the verdicts of the report's glance first (across seeds where there are, the development
+    seed's counts below them; else one seed's), then the headline numbers; a broken findings.json is one line naming it."""
+    from prmlab.core.io import DataError
+    from prmlab.report.dashboards import headline_text
+
+    def row(verdict, claim):
+        return {"id": claim, "verdict": verdict, "claim": claim, "estimate": "F1: a - b", "value": 2.0, "lo": 1.0, "hi": 3.0}
+
+    head = tmp_path / "headline.json"
+    head.write_text(json.dumps({"policy_accuracy": 61.6}))
+    assert headline_text(head) == "policy_accuracy  61.6"  # no findings.json beside it: the numbers alone
+    g = {"seeds": 6, "commit": "abc1234", "confirmation": True, "why_one_seed": None,
+         "across_seeds": [row("reproduced", "x"), row("inconclusive", "y")], "one_seed": [row("reproduced", "x")]}
+    (tmp_path / "findings.json").write_text(json.dumps({"findings": [], "glance": g}))
+    lines = headline_text(head).splitlines()
+    assert lines[0] == ("The study, across 6 seeds (commit abc1234; reports/seeds.md): 1 reproduced, 0 not reproduced, "
+                        "1 inconclusive.")
+    assert lines[1].startswith("[+] reproduced ") and lines[1].endswith(" F1: a - b  2.0 [1.0, 3.0]")
+    assert lines[2].startswith("[?] inconclusive ") and lines[3].startswith("The development seed 0 alone, never counted")
+    assert lines[4:] == ["", "policy_accuracy  61.6"]
+    g1 = {**g, "seeds": 1, "commit": None, "why_one_seed": "the seeds are pending", "across_seeds": []}
+    (tmp_path / "findings.json").write_text(json.dumps({"findings": [], "glance": g1}))
+    assert headline_text(head).splitlines()[:2] == [
+        "This run, one seed (no verdicts across seeds: the seeds are pending): 1 reproduced, 0 not reproduced, 0 inconclusive.",
+        "[+] reproduced  x  F1: a - b  2.0 [1.0, 3.0]"]
+    (tmp_path / "findings.json").write_text('{"glance": ')
+    with pytest.raises(DataError, match=r"findings\.json is not valid JSON"):
+        headline_text(head)

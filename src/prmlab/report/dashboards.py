@@ -20,7 +20,7 @@ from prmlab.core.io import DataError
 from prmlab.core.provenance import tracking_uri
 from prmlab.core.tracking import ensure_experiment
 from prmlab.report.markdown import ci, f3, with_ci
-from prmlab.report.seeds import glance, glance_lines
+from prmlab.report.seeds import glance, glance_lines, glance_text
 
 # Columns of the shared views `prmlab ui` writes (MLflow's run-table keys: "metrics.`name`", "params.`name`").
 # MLflow 3.17 orders the metric columns it shows by name, whatever the order here: three of them keep held-out F1 on
@@ -133,16 +133,22 @@ def stopped_artifact(stage: str, done: list[str], why: str, bad_input: bool) -> 
 
 
 def headline_text(path: Path) -> str:
-    """`prmlab metrics`: the headline file's numbers as text (`metrics_text`), or a DataError saying what to rerun."""
+    """`prmlab metrics`: the study's verdicts first (the report's glance in findings.json beside the headline file:
+    across seeds where there are, `glance_text`), then the headline file's numbers as text (`metrics_text`); or a
+    DataError naming the file to rebuild."""
+    def read(f: Path):
+        try:
+            return json.loads(f.read_text())
+        except ValueError as e:  # truncated, empty or not UTF-8: one line naming the file
+            raise DataError(f"{f} is not valid JSON ({e}); rerun the stage that writes it (`dvc repro`)") from None
+
     if not path.exists():
         raise DataError(f"{path} not found (run the study: `prmlab run` or `dvc repro`)")
-    try:
-        text = metrics_text(json.loads(path.read_text()))
-    except ValueError as e:  # truncated, empty or not UTF-8: one line naming the file
-        raise DataError(f"{path} is not valid JSON ({e}); rerun the stage that writes it (`dvc repro`)") from None
-    if not text:
+    if not (text := metrics_text(read(path))):
         raise DataError(f"{path} holds no metrics; rerun the stage that writes it (`dvc repro`)")
-    return text
+    got = read(found) if (found := path.parent / "findings.json").exists() else None
+    g = got.get("glance") if isinstance(got, dict) else None
+    return ("\n".join(glance_text(g)) + "\n\n" if g else "") + text
 
 
 def metrics_text(data) -> str:

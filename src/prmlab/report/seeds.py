@@ -488,6 +488,31 @@ def glance_lines(g: dict, seeds_md: str = "reports/seeds.md", first_only: bool =
     return md
 
 
+def glance_text(g: dict) -> list[str]:
+    """`prmlab metrics`' first lines: the glance as plain text, the verdicts across seeds where there are (a line per
+    claim: verdict, claim, deciding estimate, value [95% interval]) and the development seed's counts below them,
+    else this run's own verdicts, one seed."""
+    def rows(rs: list[dict]) -> list[str]:
+        body = [[MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"],
+                 fmt1(r["value"]) + ("" if r["lo"] is None else f" [{fmt1(r['lo'])}, {fmt1(r['hi'])}]")] for r in rs]
+        widths = [max(len(row[i]) for row in body) for i in range(3)]
+        return ["  ".join([*(x.ljust(w) for x, w in zip(row[:3], widths)), row[3]]).rstrip() for row in body]
+
+    if g["across_seeds"]:
+        commits = g["commit"] if isinstance(g["commit"], list) else [g["commit"]]
+        lines = [f"The study, across {g['seeds']} seeds (commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
+                 f"reports/seeds.md): {verdict_counts(g['across_seeds'])}.", *rows(g["across_seeds"])]
+        if g["one_seed"]:
+            lines.append(("The development seed 0 alone, never counted" if g.get("confirmation") else
+                          "This run alone (seed 0 of those, the development seed)")
+                         + f" (reports/report.md): {verdict_counts(g['one_seed'])}.")
+        return lines
+    if g["one_seed"]:
+        return [f"This run, one seed (no verdicts across seeds: {g['why_one_seed']}): {verdict_counts(g['one_seed'])}.",
+                *rows(g["one_seed"])]
+    return []
+
+
 # ------------------------------------------------------------------------------------------ README's results
 
 # README.md's results: the lines between these markers are generated (`readme_results`), never written by hand.
