@@ -58,17 +58,22 @@ def prm_figures(results: dict, steps: int) -> dict:
 
 
 def update(a) -> None:
-    """--update: --out's rows with --prms' PRM figures (at params train_prm.steps), relabelled nothing."""
+    """--update: --out's frontier and plot redone, and its rows given --prms' PRM figures (at params train_prm.steps)
+    where named; no method runs."""
     from prmlab.core.io import read_json, write_json
     from prmlab.core.params import load_params
     from prmlab.prms.training_config import TrainPRMConfig
 
-    if not a.prms:
-        raise SystemExit("--update needs --prms")
-    out, prms = read_json(a.out), prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps)
-    for r in out["rows"]:
-        r["prm"] = prms.get(r.get("source"))
+    out = read_json(a.out)
+    if a.prms:
+        prms = prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps)
+        for r in out["rows"]:
+            r["prm"] = prms.get(r.get("source"))
+    else:
+        prms = {}
+    frontier(out["rows"])
     write_json(a.out, out)
+    plot(out["rows"], Path(a.plot))
     print(f"{a.out}: PRM figures for {sorted(s for s in prms if any(r.get('source') == s for r in out['rows']))}")
 
 
@@ -115,13 +120,14 @@ def distinct_calls(responses, n: int = 1) -> int:
 
 
 def frontier(rows: list[dict]) -> None:
-    """Sort by cost (generations, then PRM passes) and mark the rows no cheaper row beats on first-error accuracy."""
+    """Sort by cost (generations, then PRM passes) and mark the rows no cheaper row beats on first-error accuracy. An
+    annotator's row is outside the frontier: its labels cost human labour, not the model calls the frontier counts."""
     rows.sort(key=lambda r: (r["cost"]["generations"], r["cost"].get("prm_forward_passes", 0)))
     best = -1.0
     for r in rows:
-        a = r["accuracy"]["first_error_accuracy"]
-        r["frontier"] = a is not None and a > best
-        best = max(best, a if a is not None else -1.0)
+        a, by_models = r["accuracy"]["first_error_accuracy"], "annotator_labels" not in r["cost"]
+        r["frontier"] = by_models and a is not None and a > best
+        best = max(best, a if a is not None and by_models else -1.0)
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -162,7 +168,8 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=1000, help="bootstrap resamples of the problems")
     ap.add_argument("--save", action="store_true", help="write the newer methods' labels that run now into --methods")
     ap.add_argument("--prms", help="bench_prm_seeds.py's JSON: each source's PRM figures beside its row")
-    ap.add_argument("--update", action="store_true", help="with --prms: put them into --out's rows, running nothing")
+    ap.add_argument("--update", action="store_true", help="redo --out's frontier and plot (and put --prms' figures into "
+                    "its rows), running no method")
     ap.add_argument("--out", default="reports/benchmarks/labelling_methods.json")
     ap.add_argument("--plot", default="reports/benchmarks/labelling_methods.png")
     a = ap.parse_args()

@@ -173,8 +173,11 @@ def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
     c = score(rs, {"x": -1, "y": 1, "z": 2}, {}, boot=50)
     rows = [{"method": m, "labels": "run now", "cost": {"generations": g}, "accuracy": s, "notes": ""}
             for m, g, s in (("A", 10, a), ("B", 5, b), ("C", 20, c))]
+    # an annotator (no model calls, every kept first error right) is outside a frontier over model calls
+    rows.append({"method": "D", "labels": "read back", "cost": {"generations": 0, "annotator_labels": 2}, "accuracy": a,
+                 "notes": ""})
     frontier(rows)
-    assert [(r["method"], r["frontier"]) for r in rows] == [("B", True), ("A", True), ("C", False)]
+    assert [(r["method"], r["frontier"]) for r in rows] == [("D", False), ("B", True), ("A", True), ("C", False)]
     # a PRM trained on A's labels: bench_prm_seeds' runs at the study's steps, averaged over seeds; other steps left out
     runs = {f"a:{st}:{sd}": {"source": "a", "seed": sd, "optimizer_steps_asked": st, "f1_heldout": f1,
                              "step_auc_heldout": auc, "bon_product": 60.0}

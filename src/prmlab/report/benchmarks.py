@@ -358,7 +358,8 @@ def labelling_methods(b: dict) -> list[str]:
     md = ["## Every labelling method against exact truth: labelling methods by cost (`benchmarks/bench_labelling.py`)", "",
           f"The committed study's training responses ({scope}, {b['problems']} problems), each method's labels scored "
           "against the toy verifier's first errors. Sorted by model calls (generations; PRM forward passes apart); "
-          "**bold**: on the cost-accuracy frontier (first-error accuracy above every cheaper row's). Accuracy is over "
+          "**bold**: on the cost-accuracy frontier (first-error accuracy above every cheaper row's; the toy annotator's "
+          "labels cost human labour, not model calls, so it stands outside it). Accuracy is over "
           "the responses a method keeps whole (its first error named), with a 95% interval bootstrapped over problems "
           f"({b['boot']} resamples); \"read back\": labels the study's stages wrote, whose tokens and wall time were not "
           "measured here. Plot: `reports/benchmarks/labelling_methods.png`. The last column: a PRM trained on the "
