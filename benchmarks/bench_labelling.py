@@ -46,35 +46,35 @@ def truth_labels(r) -> list[int]:
 
 def prm_figures(results: dict, steps: int) -> dict:
     """bench_prm_seeds.py's JSON -> {source: its PRMs' held-out ProcessBench F1, step AUC and Best-of-8 (product),
-    means over the training seeds measured at `steps` (the study's train_prm.steps), with the seeds}."""
-    from prmlab.report.benchmarks import runs_at
+    means over the training seeds measured at `steps` (the study's train_prm.steps), with the seeds}: the summary
+    that benchmark writes (its seed_spread), read back."""
+    return {s: {"steps": steps, "seeds": v["seeds"], **{m: v[m]["mean"] for m in ("f1_heldout", "step_auc_heldout",
+                                                                                  "bon_product")}}
+            for s, v in results.get("summary", {}).get(str(steps), {}).items()}
 
-    by: dict[str, list[dict]] = {}
-    for r in runs_at(results, steps):
-        by.setdefault(r["source"], []).append(r)
-    return {s: {"steps": steps, "seeds": [r["seed"] for r in rs],
-                **{m: sum(r[m] for r in rs) / len(rs) if all(r.get(m) is not None for r in rs) else None
-                   for m in ("f1_heldout", "step_auc_heldout", "bon_product")}} for s, rs in by.items()}
+
+def prms_of(a) -> dict | None:
+    """--prms' figures at params train_prm.steps; None without --prms."""
+    from prmlab.core.io import read_json
+    from prmlab.core.params import load_params
+    from prmlab.prms.training_config import TrainPRMConfig
+
+    return prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps) if a.prms else None
 
 
 def update(a) -> None:
     """--update: --out's frontier and plot redone, and its rows given --prms' PRM figures (at params train_prm.steps)
     where named; no method runs."""
     from prmlab.core.io import read_json, write_json
-    from prmlab.core.params import load_params
-    from prmlab.prms.training_config import TrainPRMConfig
 
-    out = read_json(a.out)
-    if a.prms:
-        prms = prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps)
+    out, prms = read_json(a.out), prms_of(a)
+    if prms is not None:
         for r in out["rows"]:
             r["prm"] = prms.get(r.get("source"))
-    else:
-        prms = {}
     frontier(out["rows"])
     write_json(a.out, out)
     plot(out["rows"], Path(a.plot))
-    print(f"{a.out}: PRM figures for {sorted(s for s in prms if any(r.get('source') == s for r in out['rows']))}")
+    print(f"{a.out}: PRM figures for {sorted(s for s in prms or {} if any(r.get('source') == s for r in out['rows']))}")
 
 
 def score(responses, first_errors: dict, step_labels: dict, boot: int, seed: int = 0, soft: dict | None = None) -> dict:
@@ -181,7 +181,7 @@ def main() -> None:
 
     import dataclasses
 
-    from prmlab.core.io import read_json, read_jsonl, read_problems_and_responses, write_json, write_jsonl
+    from prmlab.core.io import read_jsonl, read_problems_and_responses, write_json, write_jsonl
     from prmlab.core.params import load_params
     from prmlab.core.records import JudgeLabel, MCLabel, PRMExample, labels_from_first_error
     from prmlab.core.stage import set_threads
@@ -199,7 +199,6 @@ def main() -> None:
     from prmlab.pipeline.labeling import MCStats, judge_labels, mc_search
     from prmlab.pipeline.labeling_config import LabelJudgeConfig, LabelMCConfig
     from prmlab.pipeline.method_labels import MethodLabel
-    from prmlab.prms.training_config import TrainPRMConfig
     from prmlab.prompts import load_template
 
     set_threads()
@@ -219,7 +218,7 @@ def main() -> None:
     ex_rollouts = sum(lab.rollouts for lab in mc.values())
     rows = []
 
-    prms = prm_figures(read_json(a.prms), load_params("train_prm", TrainPRMConfig, a.params).steps) if a.prms else {}
+    prms = prms_of(a) or {}
 
     def row(method, how, fe, labels, cost, soft=None, notes="", source=None):
         """`source`: the label source a PRM trains on (train_prm.sources' name), None for the searches."""

@@ -158,6 +158,7 @@ def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
     3 responses of 2 problems (true first errors -1, 1, 0); method A (10 calls) names 2 first errors, both right;
     B (5 calls) all 3, 1 right; C (20 calls) all 3, 2 right: by cost B, A, C; frontier B (1/3) and A (1.0), not C."""
     from benchmarks.bench_labelling import frontier, prm_figures, score
+    from benchmarks.bench_prm_seeds import seed_spread
     from prmlab.core.records import Response
     from prmlab.report.benchmarks import GUIDE_BEGIN, GUIDE_END, fill_guide, labelling_methods
 
@@ -180,9 +181,10 @@ def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
     assert [(r["method"], r["frontier"]) for r in rows] == [("D", False), ("B", True), ("A", True), ("C", False)]
     # a PRM trained on A's labels: bench_prm_seeds' runs at the study's steps, averaged over seeds; other steps left out
     runs = {f"a:{st}:{sd}": {"source": "a", "seed": sd, "optimizer_steps_asked": st, "f1_heldout": f1,
-                             "step_auc_heldout": auc, "bon_product": 60.0}
+                             "step_auc_heldout": auc, "bon_product": 60.0, "bon_random": 50.0, "bon_maj": 55.0}
             for st, sd, f1, auc in ((3000, 0, 40.0, 0.70), (3000, 1, 44.0, 0.72), (1500, 0, 10.0, 0.5))}
-    rows[1]["prm"] = prm_figures({**runs, "summary": {}}, 3000)["a"]
+    summary = {str(st): seed_spread(runs, st) for st in (3000, 1500)}  # as bench_prm_seeds writes it
+    rows[1]["prm"] = prm_figures({**runs, "summary": summary}, 3000)["a"]
     assert rows[1]["prm"]["seeds"] == [0, 1]
     bench = {"responses": 3, "problems": 2, "limit": 0, "boot": 50, "rows": rows}
     md = "\n".join(labelling_methods(bench))

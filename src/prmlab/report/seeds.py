@@ -457,18 +457,28 @@ def verdict_counts(rows: list[dict]) -> str:
             + (f", {n} not testable in this world" if (n := c["not testable in this world"]) else ""))
 
 
+def glance_cells(r: dict) -> list[str]:
+    """A glance row's cells: its verdict (marked), claim, deciding estimate, value and 95% interval ('-' where none)."""
+    return [MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"], fmt1(r["value"]),
+            "-" if r["lo"] is None else f"[{fmt1(r['lo'])}, {fmt1(r['hi'])}]"]
+
+
+def glance_commits(g: dict) -> str:
+    """'commit X' or 'commits X, Y': the commits the glance's seeds ran from."""
+    commits = g["commit"] if isinstance(g["commit"], list) else [g["commit"]]
+    return f"commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}"
+
+
 def glance_lines(g: dict, seeds_md: str = "reports/seeds.md", first_only: bool = False) -> list[str]:
     """Markdown: the verdicts across seeds first where there are, then this run's (one seed), each a table of one row
     per claim (verdict, claim, the deciding estimate, its value, its interval: one interval a cell). `seeds_md`: how
     the page names reports/seeds.md (the report: a link); `first_only`: the first table alone (README's)."""
     def rows(rs: list[dict]) -> list[list]:
-        return [[MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"], fmt1(r["value"]),
-                 "-" if r["lo"] is None else f"[{fmt1(r['lo'])}, {fmt1(r['hi'])}]"] for r in rs]
+        return [glance_cells(r) for r in rs]
 
     md = []
     if g["across_seeds"]:
-        commits = g["commit"] if isinstance(g["commit"], list) else [g["commit"]]
-        md += [f"**The study, across {g['seeds']} seeds** (commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
+        md += [f"**The study, across {g['seeds']} seeds** ({glance_commits(g)}; "
                f"every estimate in {seeds_md}): "
                f"{verdict_counts(g['across_seeds'])}.", "",
                table(["verdict", "claim", "deciding estimate", "mean over seeds", "95% interval across seeds"],
@@ -493,15 +503,14 @@ def glance_text(g: dict) -> list[str]:
     claim: verdict, claim, deciding estimate, value [95% interval]) and the development seed's counts below them,
     else this run's own verdicts, one seed."""
     def rows(rs: list[dict]) -> list[str]:
-        body = [[MARKS.get(r["verdict"], r["verdict"]), r["claim"], r["estimate"],
-                 fmt1(r["value"]) + ("" if r["lo"] is None else f" [{fmt1(r['lo'])}, {fmt1(r['hi'])}]")] for r in rs]
+        body = [glance_cells(r) for r in rs]
         widths = [max(len(row[i]) for row in body) for i in range(3)]
-        return ["  ".join([*(x.ljust(w) for x, w in zip(row[:3], widths)), row[3]]).rstrip() for row in body]
+        return ["  ".join([*(x.ljust(w) for x, w in zip(row[:3], widths)),
+                           row[3] + ("" if row[4] == "-" else f" {row[4]}")]).rstrip() for row in body]
 
     if g["across_seeds"]:
-        commits = g["commit"] if isinstance(g["commit"], list) else [g["commit"]]
-        lines = [f"The study, across {g['seeds']} seeds (commit{'s' if len(commits) > 1 else ''} {', '.join(commits)}; "
-                 f"reports/seeds.md): {verdict_counts(g['across_seeds'])}.", *rows(g["across_seeds"])]
+        lines = [f"The study, across {g['seeds']} seeds ({glance_commits(g)}; reports/seeds.md): "
+                 f"{verdict_counts(g['across_seeds'])}.", *rows(g["across_seeds"])]
         if g["one_seed"]:
             lines.append(("The development seed 0 alone, never counted" if g.get("confirmation") else
                           "This run alone (seed 0 of those, the development seed)")
