@@ -137,6 +137,7 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
+    names: dict[tuple, list[str]] = {}  # rows on one point (MC's hard and soft labels) share one label
     for r in rows:
         a, ci = r["accuracy"]["first_error_accuracy"], r["accuracy"]["first_error_accuracy_ci"]
         if a is None:
@@ -144,11 +145,16 @@ def plot(rows: list[dict], path: Path) -> None:
         x = r["cost"]["generations"] + 1  # +1: the annotator's zero calls sit on a log axis
         err = [[a - ci[0]], [ci[1] - a]] if ci else None
         ax.errorbar([x], [a], yerr=err, fmt="o" if r["frontier"] else "s", color="C0" if r["frontier"] else "C7", capsize=3)
-        ax.annotate(r["method"], (x, a), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        names.setdefault((x, a), []).append(r.get("source") or r["method"])  # the source's short name where it has one
+    for (x, a), ns in names.items():
+        ax.annotate(" / ".join(ns), (x, a), textcoords="offset points", xytext=(5, 4), fontsize=8)
     ax.set_xscale("log")
+    if names:  # room for the rightmost labels
+        ax.set_xlim(min(x for x, _ in names) / 2, max(x for x, _ in names) * 40)
     ax.set_xlabel("model calls (generations) + 1, log scale")
     ax.set_ylabel("first-error accuracy vs the verifier (kept responses)")
-    ax.set_title("Labelling methods: accuracy against cost (95% bootstrap intervals over problems)")
+    ax.set_title("Labelling methods: accuracy against cost\n(95% bootstrap intervals over problems; blue: the frontier)",
+                 fontsize=10)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
