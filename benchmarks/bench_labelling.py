@@ -310,13 +310,16 @@ def main() -> None:
         notes="the study's judge with the reference solution in its prompt", source="judge_ref")
 
     got, cost, how = on_disk("judge_active"), {}, "read back"
-    missing = [m for m in lm.active.ensemble if not Path(m).exists() and m.startswith(("models/", "/", "."))]
+    # The stage trains a member on each source with train_prm's settings; at active.steps 0 those are the study's
+    # own PRMs of these sources, read here instead of trained again.
+    members = [f"models/prm/{s}" for s in lm.active.ensemble]
+    missing = [m for m in members if not Path(m).exists()]
     if got is None and missing:
         print(f"judge_active skipped: ensemble PRM(s) {missing} not found (train them first)", flush=True)
     else:
         if got is None:
             how, t0 = "run now", time.monotonic()
-            scores, _ = ensemble_scores(lm.active.ensemble, problems, responses, lm.active)
+            scores, _ = ensemble_scores(members, problems, responses, lm.active)
             sel = [r for j, r in enumerate(responses)
                    if not trusted([m[j] for m in scores], lm.active.pred_threshold, lm.active.std_threshold)[0]]
             g = make_generator(judge_b)

@@ -141,6 +141,12 @@ def test_bad_method_params_are_one_line():
         LabelMethodsConfig(sources=["mc_magic"])
     with pytest.raises(ParamsError, match="label_methods.active.pred_threshold"):
         ActiveConfig(pred_threshold=0.2)
+    # a PRM folder train_prm makes would be no DVC dependency (a cycle through prm_data): the members are sources
+    with pytest.raises(ParamsError, match=r"label_methods.active.ensemble\[1\]: 'models/prm/mc_soft' is not one of the "
+                                          r"label sources .* a cycle"):
+        ActiveConfig(ensemble=["mc_hard", "models/prm/mc_soft"])
+    with pytest.raises(ParamsError, match="label_methods.active.ensemble: a member is named twice"):
+        ActiveConfig(ensemble=["mc_hard", "mc_hard"])
 
 
 def test_activeprm_trust_rule_by_hand():
@@ -177,12 +183,13 @@ def test_uncertainty_selected_judging_sends_only_the_uncertain_to_the_judge(tmp_
     sure = [constant_prm(COMMITTED, tmp_path / f"sure{i}", 4.6) for i in range(2)]
     torn = [sure[0], constant_prm(COMMITTED, tmp_path / "half", 0.0)]
     for name, ensemble, want in (("sure", sure, 0), ("torn", torn, len(rs))):
-        cfg = {"label_methods": LabelMethodsConfig(active=ActiveConfig(ensemble=ensemble)), "engine": EngineConfig(),
+        cfg = {"label_methods": LabelMethodsConfig(), "engine": EngineConfig(),
                "judge": BackendConfig(model=str(ROOT / "models/judge"), batch_size=8),
                "label_judge": LabelJudgeConfig(max_tokens=256)}
         from prmlab.prompts import load_template
 
-        p = MethodInputs("judge_active", ShardWriter(tmp_path / f"{name}.jsonl"), probs, rs, template=load_template("critic"))
+        p = MethodInputs("judge_active", ShardWriter(tmp_path / f"{name}.jsonl"), probs, rs, template=load_template("critic"),
+                         ensemble=tuple(ensemble))
         m = label_method(cfg, p, None).metrics
         labels = read_jsonl(tmp_path / f"{name}.jsonl", MethodLabel)
         assert m["selected"] == want == sum(lab.evidence["selected"] for lab in labels), name
@@ -191,3 +198,47 @@ def test_uncertainty_selected_judging_sends_only_the_uncertain_to_the_judge(tmp_
         if kept:
             assert m["audit"]["first_error_accuracy"] == sum(r.true_first_error == lab.first_error
                                                              for r, lab in kept) / len(kept)
+
+
+def test_uncertainty_selected_judging_trains_its_own_members_and_resumes_without_retraining(tmp_path, capfd):
+    """judge_active's members are trained by the stage itself (every input a DVC dependency): prepare_method builds
+    each member's set from label_mc's labels (here the verifier's, as files), the core trains them from the committed
+    toy policy for real (a few steps), scores every response and keeps the scores beside the shards: a rerun on
+    the same shards (a killed run) neither retrains nor rescores, and a changed trainer setting discards them."""
+    import dataclasses
+
+    from prmlab.pipeline.label_methods import member_scores
+    from prmlab.prms.training_config import TrainPRMConfig
+
+    probs, rs = toy_responses(3)
+    write_jsonl(tmp_path / "problems.jsonl", probs.values())
+    write_jsonl(tmp_path / "samples.jsonl", rs)
+    write_jsonl(tmp_path / "mc.jsonl", [MCLabel(r.response_id, [float(x) for x in t], t, r.true_first_error, 8,
+                                                content_md5=r.content_md5())
+                                        for r in rs if (t := labels_from_first_error(len(r.steps), r.true_first_error))])
+    cfg = {"label_methods": LabelMethodsConfig(sources=["judge_active"], active=ActiveConfig(steps=3)),
+           "judge": BackendConfig(model=str(ROOT / "models/judge"), batch_size=8), "label_judge": LabelJudgeConfig(),
+           "engine": EngineConfig(), "policy": BackendConfig(model=COMMITTED["policy"]),
+           "train_prm": TrainPRMConfig(sources=["judge"], batch_size=2)}
+    a = args(tmp_path, tmp_path / "problems.jsonl", tmp_path / "samples.jsonl", "judge_active")
+    p = prepare_method(a, cfg)
+    assert list(p.members) == ["mc_hard", "mc_soft", "outcome"]
+    assert [len(p.members[s]) for s in p.members] == [len(rs)] * 3 and p.members["mc_soft"][0].soft is not None
+    scores, seconds = member_scores(cfg, p)
+    assert len(scores) == 3 and [len(m) for m in scores] == [len(rs)] * 3 and seconds > 0
+    assert all(len(s) == len(r.steps) and all(0 <= x <= 1 for x in s) for m in scores for s, r in zip(m, rs))
+    assert "training ensemble member outcome" in capfd.readouterr().err
+    p.writer._lock.close()  # the run is killed here: its shards and the ensemble's scores stay
+    p = prepare_method(a, cfg)
+    assert member_scores(cfg, p) == (scores, 0.0)  # read back: not trained again
+    assert "training ensemble member" not in capfd.readouterr().err
+    p.writer._lock.close()
+    same = (p.writer.dir / "FINGERPRINT").read_text()
+    cfg["train_prm"] = dataclasses.replace(cfg["train_prm"], sources=["judge", "mc_hard"])  # no setting of a member
+    q = prepare_method(a, cfg)
+    assert (q.writer.dir / "FINGERPRINT").read_text() == same
+    q.writer._lock.close()
+    cfg["train_prm"] = dataclasses.replace(cfg["train_prm"], lr=1e-4)  # another trainer: trained and scored again
+    p = prepare_method(a, cfg)
+    assert (p.writer.dir / "FINGERPRINT").read_text() != same
+    assert member_scores(cfg, p)[1] > 0 and "training ensemble member mc_hard" in capfd.readouterr().err

@@ -14,13 +14,16 @@ label_method@<source>), each through the LLM backends and engines label_mc and l
   read from the files `label_methods.reference.solutions` names (MATH's `solution`, GSM8K's `answer`); a problem
   with neither stops the stage with one line naming the problems file, its line and field, before any model loads.
 - `judge_active`, uncertainty-selected judging (ActPRM, sail-sg/ActivePRM): a PRM ensemble
-  (`label_methods.active.ensemble`) scores every response; a response is certain when, on every step up to the
-  ensemble's own first error (mean < 0.5), the members' mean is at least `pred_threshold` or at most
+  (`label_methods.active.ensemble`: label sources MC's labels make, each member trained by the stage itself with
+  train_prm's settings, so all it reads is a DVC dependency: a PRM folder train_prm makes could not be one, since
+  every training set depends on these labels) scores every response; a response is certain when, on every step
+  up to the ensemble's own first error (mean < 0.5), the members' mean is at least `pred_threshold` or at most
   1 - `pred_threshold` and their standard deviation at most `std_threshold` (ActivePRM's trust rule). Only the
   uncertain ones go to the judge (label_judge's prompt and sampling), and only their labels are kept: ActivePRM
   trains on the uncertain ones and drops the rest.
 
-Inputs: the problems, the responses, label_mc's labels (for `mc_agree`). Outputs: `MethodLabel` records
+Inputs: the problems, the responses, label_mc's labels (`mc_agree`'s weak labels, `judge_active`'s members' sets).
+Outputs: `MethodLabel` records
 (prmlab.pipeline.method_labels), one per response, written shard by shard (a killed run resumes), and metrics that hold
 what the labels determine (kept share; on the toy, the audit against the verifier). Core: `label_method` over
 `prepare_method`.
@@ -37,13 +40,20 @@ from string import Formatter
 
 from prmlab import prompts
 from prmlab.core import grading
-from prmlab.core.io import DataError, ShardWriter, fingerprint, read_problems_and_responses
+from prmlab.core.io import (
+    DataError,
+    ShardWriter,
+    atomic_write_text,
+    fingerprint,
+    read_json,
+    read_problems_and_responses,
+)
 from prmlab.core.params import ParamsError, check
-from prmlab.core.preflight import check_backend, code_version, model_identity
+from prmlab.core.preflight import check_backend, check_model, code_version, model_identity
 from prmlab.core.provenance import md5_path
-from prmlab.core.records import MCLabel, Problem, Response, labels_from_first_error
+from prmlab.core.records import MCLabel, PRMExample, Problem, Response, labels_from_first_error
 from prmlab.core.result import Done
-from prmlab.core.sources import METHODS
+from prmlab.core.sources import METHODS, SOFT
 from prmlab.engines import generation
 from prmlab.engines.cluster import check_engine, open_engine
 from prmlab.engines.config import Sampling, check_sampling
@@ -51,7 +61,9 @@ from prmlab.pipeline.data import _rows
 from prmlab.pipeline.labeling import MCStats, judge_labels, label_responses
 from prmlab.pipeline.labeling_config import JudgeSampling, LabelMCConfig
 from prmlab.pipeline.method_labels import MethodLabel
-from prmlab.pipeline.training_sets import audit, labels_fitting
+from prmlab.pipeline.training_sets import audit, labels_fitting, training_set
+from prmlab.prms import model as prm_model
+from prmlab.prms import training
 from prmlab.prompts import load_template, majority, parse_judgement, tag_paragraphs
 from prmlab.toy.world import canonical_solution
 
@@ -89,9 +101,14 @@ class ReferenceJudgeConfig(JudgeSampling):
     seed: int = 0
 
 
+# judge_active's members: the label sources label_mc's labels alone make (prmlab.pipeline.training_sets)
+ENSEMBLE_SOURCES = ("mc_hard", "mc_soft", "outcome")
+
+
 @dataclass(frozen=True)
 class ActiveConfig:
-    ensemble: list[str] = field(default_factory=list)  # PRM folders or hub names (prmlab.prms.layouts reads their layout)
+    ensemble: list[str] = field(default_factory=lambda: list(ENSEMBLE_SOURCES))  # sources, a member trained on each
+    steps: int = 0  # each member's optimizer steps; 0: train_prm.steps (the members are then the study's own MC PRMs)
     pred_threshold: float = 0.95  # certain: the ensemble's mean >= this or <= 1 - this on every step it labels
     std_threshold: float = 0.05  # and the members' standard deviation <= this there
     batch_size: int = 32
@@ -99,6 +116,15 @@ class ActiveConfig:
     dtype: str = "float32"
 
     def __post_init__(self):
+        check(bool(self.ensemble), "label_methods.active.ensemble names no member: judge_active needs at least one")
+        for i, m in enumerate(self.ensemble):
+            # A PRM folder train_prm makes cannot be a DVC dependency of this stage (its training set depends on
+            # these labels: a cycle), so a retrained member would leave the labels silently stale; nor can a folder
+            # outside the graph, so the members are sources this stage trains from label_mc's labels.
+            check(m in ENSEMBLE_SOURCES, f"label_methods.active.ensemble[{i}]: {m!r} is not one of the label sources "
+                  f"the stage trains its members on ({', '.join(ENSEMBLE_SOURCES)}): a PRM folder would be no DVC "
+                  "dependency of label_method@judge_active (train_prm's sets depend on the methods' labels: a cycle)")
+        check(len(set(self.ensemble)) == len(self.ensemble), "label_methods.active.ensemble: a member is named twice")
         check(0.5 <= self.pred_threshold <= 1, "label_methods.active.pred_threshold must be in [0.5, 1]")
         check(self.batch_size >= 1 and self.max_length >= 16,
               "label_methods.active.batch_size must be >= 1 and label_methods.active.max_length >= 16")
@@ -274,6 +300,8 @@ class MethodInputs:
     weak: dict[str, MCLabel] = field(default_factory=dict)  # mc_agree: label_mc's labels
     refs: dict[str, str] = field(default_factory=dict)  # judge_ref: reference solutions by problem id
     template: str = ""  # judge_ref: its prompt; judge_active: label_judge's
+    members: dict[str, list[PRMExample]] = field(default_factory=dict)  # judge_active: each member's training set
+    ensemble: tuple[str, ...] = ()  # judge_active: trained PRM folders in place of `members` (tests, benchmarks)
 
 
 def prepare_method(a, cfg: dict) -> MethodInputs:
@@ -286,7 +314,7 @@ def prepare_method(a, cfg: dict) -> MethodInputs:
     bcfg = cfg[role]
     check_backend(role, bcfg)
     problems, responses = read_problems_and_responses(a.problems, a.samples)
-    weak, refs, template = {}, {}, ""
+    weak, refs, template, members = {}, {}, "", {}
     if source == "mc_agree":
         no_gold = sorted({r.problem_id for r in responses if not problems[r.problem_id].gold_answer})
         if no_gold:
@@ -299,23 +327,62 @@ def prepare_method(a, cfg: dict) -> MethodInputs:
         refs = reference_solutions(a.problems, problems, responses, c.reference.solutions)
         parts = (c.reference, template)
     else:
-        from prmlab.prms.layouts import check_prm  # deferred: its module loads torch's scorers
-
-        check(bool(c.active.ensemble), "label_methods.active.ensemble names no PRM: judge_active needs at least one")
-        for i, m in enumerate(c.active.ensemble):
-            check_prm(f"label_methods.active.ensemble[{i}]", m)
+        check_model("policy.model", cfg["policy"].model)  # the members' base, before any model loads
+        training.check_attention(cfg["train_prm"])
+        mc = labels_fitting(a.mc, MCLabel, responses, a.samples)
+        members = {s: training_set(s, problems, responses, mc, {}) for s in c.active.ensemble}
+        if empty := [s for s, rows in members.items() if not rows]:
+            raise DataError(f"{a.mc}: no response carries labels for ensemble member(s) {empty}: nothing to train "
+                            "them on")
         lj = cfg["label_judge"]
         try:
             template = load_template(lj.style, lj.template_file)
         except OSError as e:
             raise ParamsError(str(e)) from None
-        parts = (c.active, lj, template, [model_identity(m) for m in c.active.ensemble])
+        # the members' training: their sets (label_mc's labels), train_prm's settings, the base and the trainer's code
+        # (train_prm.sources is no setting of a member: left out, so naming another PRM to train keeps the shards)
+        trainer = {k: v for k, v in dataclasses.asdict(member_config(cfg)).items() if k != "sources"}
+        parts = (c.active, lj, template, md5_path(a.mc), trainer, model_identity(cfg["policy"].model),
+                 code_version(training, prm_model))
     check_engine(cfg["engine"], engine_stage(source), bcfg)
     # Shards are reused only if made by the same settings, inputs, models and code; the writer takes the
     # output's lock now, before the MLflow run opens or a model loads.
     writer = ShardWriter(a.out, fingerprint(source, *parts, bcfg, md5_path(a.problems), md5_path(a.samples),
                                             model_identity(bcfg.model), code_version(this, generation, grading, prompts)))
-    return MethodInputs(source, writer, problems, responses, weak, refs, template)
+    return MethodInputs(source, writer, problems, responses, weak, refs, template, members)
+
+
+def member_config(cfg: dict):
+    """judge_active's members' training settings: train_prm's, at `label_methods.active.steps` where set."""
+    tc, steps = cfg["train_prm"], cfg["label_methods"].active.steps
+    return dataclasses.replace(tc, steps=steps or tc.steps)
+
+
+def member_scores(cfg: dict, p: MethodInputs) -> tuple[list[list[list[float]]], float]:
+    """judge_active's ensemble's step scores ([member][response][step]) and the seconds they took: `p.ensemble`'s
+    PRMs, or each member trained here on its set in a temporary folder (`member_config`), scored, then dropped.
+    The scores stay beside the shards, named by their fingerprint (which holds the members' training), so a resumed
+    run neither retrains nor rescores, and scores of other members are never read."""
+    import json
+    import tempfile
+
+    cache = p.writer.dir / f"ensemble-{(p.writer.dir / 'FINGERPRINT').read_text()}.json"
+    if cache.exists():
+        return read_json(cache), 0.0
+    t0, c = time.monotonic(), cfg["label_methods"].active
+    if p.ensemble:
+        scores, _ = ensemble_scores(list(p.ensemble), p.problems, p.responses, c)
+    else:
+        with tempfile.TemporaryDirectory(prefix="prmlab-ensemble-") as tmp:
+            folders = []
+            for s, examples in p.members.items():
+                print(f"[label_method@judge_active] training ensemble member {s} on {len(examples)} examples",
+                      file=sys.stderr)
+                training.train(examples, cfg["policy"].model, f"{tmp}/{s}", member_config(cfg), soft=s in SOFT)
+                folders.append(f"{tmp}/{s}")
+            scores, _ = ensemble_scores(folders, p.problems, p.responses, c)
+    atomic_write_text(cache, json.dumps(scores))
+    return scores, time.monotonic() - t0
 
 
 def engine_stage(source: str) -> str:
@@ -331,12 +398,12 @@ def label_method(cfg: dict, p: MethodInputs, run) -> Done:
     t0, logged = time.monotonic(), {}
     selected: set[str] = set()
     if source == "judge_active":
-        scores, logged["ensemble_seconds"] = ensemble_scores(c.active.ensemble, p.problems, p.responses, c.active)
+        scores, logged["ensemble_seconds"] = member_scores(cfg, p)
         certain = {}
         for j, r in enumerate(p.responses):
             certain[r.response_id] = trusted([m[j] for m in scores], c.active.pred_threshold, c.active.std_threshold)
         selected = {rid for rid, (ok, _) in certain.items() if not ok}
-        logged["ensemble_forward_passes"] = len(c.active.ensemble) * len(p.responses)
+        logged["ensemble_forward_passes"] = len(scores) * len(p.responses)
 
     def work(gen, i: int, chunk: list[Response]):
         if source == "mc_agree":
