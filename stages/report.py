@@ -9,10 +9,11 @@ ours reproduces it.
 
 Inputs: --metrics-dir (every stage's metrics JSON; only the files of this profile's stages and of
 `train_prm.sources` are read, so metrics left by another profile never mix in), the findings' per-item scores,
---seeds (reports/seeds.json: the verdicts across seeds, which the summary leads with where its seed 0 is this run).
+--seeds (reports/seeds.json: the verdicts across seeds, which the summary leads with where its seed 0 is this run),
+--dose (reports/benchmarks/mc_dose.json: MC's dose-response, Table 4's first half as a curve, where it exists).
 Params: `profile`, `train_prm.sources`. Core: prmlab.report.study.report.
 Outputs: --out (Markdown, and HTML beside it), --figures folder, --findings; with --headline: --summary, --plots.
-Run: python -m stages.report --metrics-dir metrics --pb-scores data/eval/processbench_scores.jsonl --bon-scores data/eval/bon_scores.jsonl --samples data/samples/train.jsonl --judge-labels data/labels/judge.jsonl --headline reports/headline.json --summary reports/metrics.json --plots reports/plots --out reports/report.md --figures reports/figures --findings reports/findings.json --seeds reports/seeds.json
+Run: python -m stages.report --metrics-dir metrics --pb-scores data/eval/processbench_scores.jsonl --bon-scores data/eval/bon_scores.jsonl --samples data/samples/train.jsonl --judge-labels data/labels/judge.jsonl --headline reports/headline.json --summary reports/metrics.json --plots reports/plots --out reports/report.md --figures reports/figures --findings reports/findings.json --seeds reports/seeds.json --dose reports/benchmarks/mc_dose.json
 """
 
 from prmlab.core.params import ProfileConfig
@@ -30,7 +31,8 @@ def main() -> None:
         "headline": "?headline metrics JSON (the dozen numbers to read first)",
         "plots": "?folder for the plots' data (with --headline; dvc.yaml's plots)",
         "summary": "?the few numbers DVC shows as metrics (with --headline): verdict counts, key F1s",
-        "seeds": "?the seeds' aggregate JSON (flows/seeds.py): the summary leads with it where it is this run's study's"},
+        "seeds": "?the seeds' aggregate JSON (flows/seeds.py): the summary leads with it where it is this run's study's",
+        "dose": "?MC's dose-response JSON (benchmarks/bench_mc_dose.py): its table and curve after the findings"},
         sections={"profile": ProfileConfig, "train_prm": TrainPRMConfig}, prepare=prepare_report, core=report)
 
 

@@ -191,3 +191,70 @@ def test_labelling_methods_scores_frontier_and_guide_on_a_hand_checked_table():
     assert "| **A** |" in md and "| 42.0 / 0.710 (2 seeds) |" in md and md.count("| - |\n") >= 1
     doc = fill_guide(f"x\n{GUIDE_BEGIN}\nold\n{GUIDE_END}\ny", bench)
     assert "old" not in doc and "| 3.33 | A | 100.0" in doc and "| 1.67 | B | 33.3" in doc and "C |" not in doc
+
+
+def test_mc_dose_table_and_curve_mark_the_studys_own_temperature(tmp_path):
+    """bench_mc_dose's JSON as the page shows it: a row per temperature in order, the study's own in bold, each
+    interval as [lo, hi]; the curve is written as a PNG."""
+    from benchmarks.bench_mc_dose import plot
+    from prmlab.report.benchmarks import mc_dose
+
+    def point(t, acc, gap, default=False):
+        return {"temperature": t, "steps": 1500, "study_default": default, "mc_first_error_accuracy": acc,
+                "consensus_kept": 50.0, "mc_hard": {"f1_heldout": 40.0, "step_auc_heldout": 0.6}, "label_mc_seconds": 700,
+                "f1_judge_minus_mc": gap, "machine": "2 CPU cores"}
+
+    b = {"points": {"1.3:1500": point(1.3, [59.4, 56.0, 62.8], [10.1, 6.3, 13.8], True),
+                    "0.7:1500": point(0.7, [82.9, 80.1, 85.0], [1.0, -2.2, 4.1])},
+         "judge": {"f1_heldout": 46.4, "step_auc_heldout": 0.694}, "study": {"dir": "/x/seed-1", "seed": 1}}
+    md = "\n".join(mc_dose(b))
+    rows = [ln for ln in md.splitlines() if ln.startswith("| ") and "completer T" not in ln]
+    assert rows[0].startswith("| 0.7 | 1500 | 82.9 [80.1, 85.0] |") and rows[1].startswith("| **1.3** |")
+    assert "10.1 [6.3, 13.8]" in rows[1] and "seed-1, label_mc seed 1" in md and "F1 46.4" in md
+    from prmlab.report.study import dose_response
+
+    section = dose_response(b)  # the report's section: the same table under its own heading, and the curve
+    assert section[0] == "## MC's dose-response (Table 4's first half as a curve)" and rows[1] in section
+    assert "![MC's dose-response](benchmarks/mc_dose.png)" in section and dose_response(None) == []
+    plot(b, tmp_path / "dose.png")
+    assert (tmp_path / "dose.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fewer_steps_check_compares_a_seed_with_its_filed_record(tmp_path):
+    """bench_fewer_steps on a hand-made pair: a filed seed and a copy of it at 1,000 steps (its findings, headline,
+    params and stage markers); the AUC and estimate changes, the verdict that moved, the stages' minutes, and the
+    sd across seeds once two seeds are in; the page names the moved verdict."""
+    import json
+
+    from benchmarks.bench_fewer_steps import compare, summary
+    from prmlab.report.benchmarks import fewer_steps
+
+    def filed(seed, est, verdict="reproduced"):
+        return {"seed": seed, "machine": "Intel", "headline": {"processbench_f1": {"judge": 50.0, "mc_hard": 36.0},
+                                                                "processbench_step_auc": {"judge": 0.75, "mc_hard": 0.60}},
+                "findings": [{"id": "mc_judge", "verdict": verdict, "estimates": {"f1_judge_minus_mc": est}}]}
+
+    def copy(seed, est, verdict):
+        d = tmp_path / f"seed-{seed}"
+        (d / "reports").mkdir(parents=True)
+        (d / ".done").mkdir()
+        (d / "params.yaml").write_text("toy: {steps: 5}\ntrain_prm:\n  steps: 1000\nceiling:\n  steps: 8000\n")
+        (d / "reports" / "findings.json").write_text(json.dumps(
+            {"machines": ["AMD"], "findings": [{"id": "mc_judge", "verdict": verdict, "estimates": {"f1_judge_minus_mc": est}}]}))
+        (d / "reports" / "headline.json").write_text(json.dumps(
+            {"processbench_f1": {"judge": 48.0, "mc_hard": 37.0}, "processbench_step_auc": {"judge": 0.74, "mc_hard": 0.58}}))
+        for st, sec in (("sample", 120.0), ("train_prm@judge", 150.0), ("train_prm@mc_hard", 150.0)):
+            (d / ".done" / st).write_text(f"{sec}\n")
+        return d
+
+    r1 = compare(filed(1, [14.0, 10.0, 18.0]), copy(1, [11.0, 7.0, 15.0], "reproduced"))
+    assert r1["steps"] == 1000 and r1["stage_minutes"] == 7.0 and r1["train_prm_minutes"] == 5.0
+    assert r1["prms"]["judge"] == {"f1": [50.0, 48.0], "step_auc": [0.75, 0.74]}
+    r2 = compare(filed(2, [8.0, 4.0, 12.0]), copy(2, [2.0, -2.0, 6.0], "inconclusive"))
+    sm = summary([r1, r2])
+    assert math.isclose(sm["prms"]["mc_hard"]["step_auc_change"], -0.02) and sm["prms"]["judge"]["f1_change"] == -2.0
+    e = sm["estimates"]["f1_judge_minus_mc"]
+    assert e["change"] == -4.5 and math.isclose(e["sd_filed"], math.sqrt(18)) and math.isclose(e["sd_fewer"], math.sqrt(40.5))
+    assert sm["verdicts_changed"] == ["seed 2: mc_judge reproduced -> inconclusive"]
+    md = "\n".join(fewer_steps({"study": "s", "runs": {"1000/seed-1": r1, "1000/seed-2": r2}, "summary": {"1000": sm}}))
+    assert "**reproduced -> inconclusive**" in md and "| mc_hard | 0.600 | 0.580 | 36.0 | 37.0 |" in md

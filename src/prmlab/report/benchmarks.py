@@ -12,7 +12,7 @@ from pathlib import Path
 from prmlab.core.params import COMMITTED
 from prmlab.pipeline.labeling_config import SEARCHES
 from prmlab.report.markdown import f3, signed_ci
-from prmlab.report.study import LEARNED_AUC_BAR, meets_exact_label_targets, prm_learned
+from prmlab.report.study import LEARNED_AUC_BAR, mc_dose, meets_exact_label_targets, prm_learned
 
 D = Path("reports/benchmarks")
 
@@ -385,6 +385,41 @@ def labelling_methods(b: dict) -> list[str]:
     return md + ([""] + notes if notes else []) + [""]
 
 
+def fewer_steps(b: dict) -> list[str]:
+    """bench_fewer_steps.py: the pinned study's filed seeds against the same seeds' PRMs at fewer optimizer steps."""
+    def f(x, fmt=".1f"):
+        return "-" if x is None else format(x, fmt)
+
+    md = ["## Fewer optimizer steps: do the deciding PRMs and estimates hold? (`benchmarks/bench_fewer_steps.py`)", "",
+          f"The pinned study {b['study']}'s filed confirmation seeds (3,000 steps per PRM) against the same seeds run "
+          "again by scripts/seeds_plain.py with only `train_prm.steps` lowered: the same data byte for byte, so the "
+          "PRMs' training is all that differs (and the machine, where it did). Per seed, each deciding PRM's held-out "
+          "ProcessBench step AUC and F1 at both budgets, then each deciding estimate's change; a seed's minutes are "
+          "its stages' own times (process start-ups and the runner's checks are in the wall time, `seed_cost.json`).", ""]
+    for key, r in sorted(b["runs"].items(), key=lambda kv: (kv[1]["steps"], kv[1]["seed"])):
+        md += [f"**{key}** ({r['stage_minutes']} min of stages, of them PRMs {r['train_prm_minutes']}; filed on "
+               f"{r['filed_machine']}):", "", "| PRM | step AUC, 3,000 | step AUC, fewer | F1, 3,000 | F1, fewer |",
+               "|---|---|---|---|---|"]
+        md += [f"| {n} | {f(p['step_auc'][0], '.3f')} | {f(p['step_auc'][1], '.3f')} | {f(p['f1'][0])} | {f(p['f1'][1])} |"
+               for n, p in r["prms"].items()]
+        md += ["", "| finding | estimate | 3,000 steps | fewer | verdict |", "|---|---|---|---|---|"]
+        for fid, x in r["findings"].items():
+            for k, (a, c) in x["estimates"].items():
+                v = x["verdict"][0] if x["verdict"][0] == x["verdict"][1] else f"**{x['verdict'][0]} -> {x['verdict'][1]}**"
+                md.append(f"| {fid} | {k} | {f(a[0])} [{f(a[1])}, {f(a[2])}] | "
+                          f"{'-' if c is None else f'{f(c[0])} [{f(c[1])}, {f(c[2])}]'} | {v} |")
+        md.append("")
+    for steps, sm in b.get("summary", {}).items():
+        aucs = ", ".join(f"{n} {f(p['step_auc_change'], '+.3f')}" for n, p in sm["prms"].items())
+        md += [f"At {steps} steps over seeds {sm['seeds']}: mean step AUC change {aucs}. Verdicts changed: "
+               f"{'; '.join(sm['verdicts_changed']) or 'none'}."]
+        if any("sd_fewer" in e for e in sm["estimates"].values()):
+            md += ["", "| estimate | sd across seeds, 3,000 | sd, fewer |", "|---|---|---|"]
+            md += [f"| {k} | {e['sd_filed']:.2f} | {e['sd_fewer']:.2f} |" for k, e in sm["estimates"].items() if "sd_fewer" in e]
+        md.append("")
+    return md
+
+
 GUIDE = Path("docs/labelling-methods.md")
 GUIDE_BEGIN, GUIDE_END = "<!-- budget guide: benchmarks/write_report.py -->", "<!-- end of budget guide -->"
 
@@ -547,6 +582,10 @@ def page() -> str:
         md += mc_search(runs)
     if b := _load("labelling_methods.json"):
         md += labelling_methods(b)
+    if (b := _load("mc_dose.json")) and b.get("points"):
+        md += mc_dose(b)
+    if (b := _load("fewer_steps.json")) and b.get("runs"):
+        md += fewer_steps(b)
     if b := _load("engine_scaling.json"):
         md += engine_scaling(b)
     if b := _load("backends_stage.json"):

@@ -537,6 +537,45 @@ def findings_detail(recs: list[dict], n_boot: int, page: Page, trained: list[str
     return md
 
 
+def mc_dose(b: dict) -> list[str]:
+    """MC's dose-response (bench_mc_dose.py): a row per completer temperature, the study's own marked."""
+    def ci(x: list) -> str:
+        return f"{x[0]:.1f} [{x[1]:.1f}, {x[2]:.1f}]"
+
+    pts = sorted(b["points"].values(), key=lambda p: (p["steps"], p["temperature"]))
+    j, st = b["judge"], b["study"]
+    md = ["## MC's dose-response: the completer's temperature against MC's labels and the judge - MC gap "
+          "(`benchmarks/bench_mc_dose.py`)", "",
+          f"One study's responses ({st['dir'].rstrip('/').rsplit('/', 1)[-1]}, label_mc seed {st['seed']}), MC-labelled at "
+          "each completer temperature (the study's other label_mc settings), an mc_hard PRM trained on each point's "
+          "labels and the judge PRM trained once on the study's judge labels at the same steps (held-out ProcessBench "
+          f"F1 {j['f1_heldout']:.1f}, step AUC {j['step_auc_heldout']:.3f}): the fixed comparison. MC's first-error "
+          "accuracy is against the verifier, with a 95% interval over problems; F1 judge - mc_hard is the study's "
+          "Table 4 statistic (paired over items, problems resampled within subsets). One training seed per point: "
+          "training alone moves a PRM's F1 by 2-4 points, which these intervals do not hold. **Bold**: the study's "
+          "own temperature. Plot: `reports/benchmarks/mc_dose.png`.", "",
+          "| completer T | steps | MC first-error acc. (%) | consensus keeps (%) | mc_hard F1 | mc_hard step AUC | "
+          "F1 judge - mc_hard | label_mc (s) | machine |", "|---|---|---|---|---|---|---|---|---|"]
+    for p in pts:
+        t = f"**{p['temperature']:g}**" if p["study_default"] else f"{p['temperature']:g}"
+        m = p["mc_hard"]
+        md.append(f"| {t} | {p['steps']} | {ci(p['mc_first_error_accuracy'])} | {p['consensus_kept']:.1f} | "
+                  f"{m['f1_heldout']:.1f} | {m['step_auc_heldout']:.3f} | {ci(p['f1_judge_minus_mc'])} | "
+                  f"{p['label_mc_seconds']:.0f} | {p['machine']} |")
+    return md + [""]
+
+
+def dose_response(dose: dict | None) -> list[str]:
+    """Table 4's first half as a curve: bench_mc_dose's points (MC's label accuracy and F1 judge - mc_hard at each
+    completer temperature, the study's own marked), its table as reports/benchmarks.md shows it, and its plot."""
+    if not dose or not dose.get("points"):
+        return []
+    return ["## MC's dose-response (Table 4's first half as a curve)", "",
+            "The judge - MC gap above is one point, at a completer temperature chosen on the development seed "
+            "(docs/study.md). `benchmarks/bench_mc_dose.py` moves that temperature: the curve, not the point, is the "
+            "first half of Table 4 here.", "", *mc_dose(dose)[2:], "![MC's dose-response](benchmarks/mc_dose.png)", ""]
+
+
 def commits_line(c: dict) -> str:
     """The report's provenance sentence for `prmlab.core.provenance.study_commits`: the commit whose params made the study
     first (HEAD alone named the previous study's when the study ran before its params were committed), then the code's."""
@@ -581,11 +620,11 @@ def provenance(page: Page) -> list[str]:
 
 def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, example: list[str] = (),
           targets: dict[str, dict] | None = None, seeds: dict | None = None, g: dict | None = None,
-          iv: dict | None = None, board: list[dict] | None = None) -> str:
+          iv: dict | None = None, board: list[dict] | None = None, dose: dict | None = None) -> str:
     """The report's Markdown, section by section (`recs`: the findings; `example`: `judge_example`'s lines;
     `targets`: `exact_label_targets(m)`, computed here where the caller has not; `seeds`: reports/seeds.json's record,
     None where absent; `g`: their `glance`, likewise; `iv`: `intervals`; `board`: `leaderboard(m, iv)`, made here where
-    the caller has not)."""
+    the caller has not; `dose`: bench_mc_dose's JSON, None where absent)."""
     targets = exact_label_targets(m) if targets is None else targets
     board = leaderboard(m, iv) if board is None else board
     page.figdir.mkdir(parents=True, exist_ok=True)
@@ -594,7 +633,8 @@ def build(m: dict, page: Page, recs: list[dict] = (), n_boot: int = N_BOOT, exam
           "In the toy profile the models are tiny and the world is synthetic, so compare *directions* with the paper, not levels.", "",
           *summary(recs, seeds, g), *leaderboard_lines(board, m["eval_bon"].get("n")), *the_data(m), *toy_models(m), *example, *synthesis(m, page), *released_labels(m),
           *label_quality(m, page), *processbench(m, page, iv), *bon_results(m, page, targets), *min_position(m, page, iv),
-          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)), *provenance(page)]
+          *bon_vs_processbench(m, page), *untrained(m), *findings_detail(recs, n_boot, page, trained_on(m)),
+          *dose_response(dose), *provenance(page)]
     return "\n".join(md)
 
 
@@ -914,6 +954,7 @@ class ReportInputs:
     example: list  # the judge's worked example (judge_example)
     intervals: dict  # per-PRM bootstrap intervals over resampled problems
     seeds: dict | None  # reports/seeds.json where it exists: the verdicts across seeds
+    dose: dict | None  # reports/benchmarks/mc_dose.json where it exists: MC's dose-response (bench_mc_dose.py)
     out: str  # the report's Markdown (its HTML beside it)
     figures: str  # the figures' folder
     plots: str | None  # DVC plots' data folder (with headline)
@@ -926,8 +967,9 @@ def prepare_report(a, cfg: dict) -> ReportInputs:
     m = load_metrics(Path(a.metrics_dir), cfg["profile"].name, cfg["train_prm"].sources)
     example = judge_example(Path(a.samples), Path(a.judge_labels)) if a.samples and a.judge_labels else []
     seeds = read_json(a.seeds) if a.seeds and Path(a.seeds).exists() else None
+    dose = read_json(a.dose) if getattr(a, "dose", None) and Path(a.dose).exists() else None
     recs, iv = evidence(m, Path(a.pb_scores), Path(a.bon_scores))
-    return ReportInputs(m, recs, example, iv, seeds, a.out, a.figures, a.plots, bool(a.headline))
+    return ReportInputs(m, recs, example, iv, seeds, dose, a.out, a.figures, a.plots, bool(a.headline))
 
 
 def report(cfg: dict, data: ReportInputs, run) -> Done:
@@ -940,7 +982,8 @@ def report(cfg: dict, data: ReportInputs, run) -> Done:
     g = glance(recs, seeds)
     iv = data.intervals or {}
     board = leaderboard(m, iv)  # once: the report, the experiment's description and the headline show it
-    text = build(m, page, recs, example=data.example, targets=targets, seeds=seeds, g=g, iv=iv, board=board)
+    text = build(m, page, recs, example=data.example, targets=targets, seeds=seeds, g=g, iv=iv, board=board,
+                 dose=data.dose)
     html = Path(out).with_suffix(".html")
     atomic_write_text(out, text)
     atomic_write_text(html, to_html(text))
