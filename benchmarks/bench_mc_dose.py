@@ -102,6 +102,8 @@ def main() -> None:
     ap.add_argument("--study", required=True, help="a study's workspace or a seed's copy (params.yaml, data/)")
     ap.add_argument("--temperatures", type=float, nargs="+", default=[0.7, 0.9, 1.1, 1.3, 1.5])
     ap.add_argument("--steps", type=int, default=0, help="each PRM's optimizer steps (0: DIR's train_prm.steps)")
+    ap.add_argument("--search", default="sequential", help="label_mc.search at the other temperatures: sequential "
+                    "gives exhaustive MC's labels (they stop at the first error) at about 0.65 of its rollouts")
     ap.add_argument("--boot", type=int, default=2000)
     ap.add_argument("--work", default="/tmp/prmlab_mc_dose")
     ap.add_argument("--out", default="reports/benchmarks/mc_dose.json")
@@ -164,14 +166,20 @@ def main() -> None:
 
     for t in todo:
         t0 = time.monotonic()
-        cfg = {"label_mc": dataclasses.replace(lcfg, temperature=t), "policy": policy, "engine": EngineConfig()}
         default = t == lcfg.temperature
+        search = lcfg.search if default else a.search
+        cfg = {"label_mc": dataclasses.replace(lcfg, temperature=t, search=search), "policy": policy,
+               "engine": EngineConfig()}
         labels_file = data / "labels" / "mc.jsonl" if default else work / f"mc_{t:g}.jsonl"  # DIR's own at its own
+        stage_file = (study / "metrics" / "label_mc.json") if default else labels_file.with_suffix(".metrics.json")
         if not labels_file.exists():  # label_mc's own prepare and core (its shards resume a killed run)
             inputs = prepare_mc(SimpleNamespace(problems=str(data / "problems" / "train.jsonl"),
                                                 samples=str(data / "samples" / "train.jsonl"), out=str(labels_file)), cfg)
-            label_mc(cfg, inputs, Unrecorded())
-        label_s = time.monotonic() - t0
+            done = label_mc(cfg, inputs, Unrecorded())
+            write_json(stage_file, {**done.metrics, "seconds": done.logged["seconds"]})
+        stage = json.loads(stage_file.read_text()) if stage_file.exists() else {}
+        marker = study / ".done" / "label_mc"  # a seeds_plain copy's own stage time
+        label_s = stage.get("seconds") or (float(marker.read_text()) if default and marker.exists() else None)
         from prmlab.core.io import read_problems_and_responses
 
         problems, responses = read_problems_and_responses(str(data / "problems" / "train.jsonl"),
@@ -188,7 +196,9 @@ def main() -> None:
             "temperature": t, "steps": tcfg.steps, "study_default": default,
             "mc_first_error_accuracy": [100 * acc["first_error_accuracy"], *(100 * x for x in acc["first_error_accuracy_ci"])],
             "mc_step_label_agreement": 100 * acc["step_label_agreement"], "consensus_kept": 100 * kept,
-            "rollouts": sum(x.rollouts for x in mc.values()), "label_mc_seconds": label_s,
+            "search": search, "rollouts": sum(x.rollouts for x in mc.values()), "label_mc_seconds": label_s,
+            **{k: stage[k] for k in ("compared_responses", "first_error_agreement_with_exhaustive",
+                                     "rollouts_share_of_exhaustive") if k in stage},
             "mc_hard": prm, "f1_judge_minus_mc": [float(x) for x in gap], "machine": machine()}
         results["judge"] = {k: v for k, v in judge.items() if k != "rows"}
         results["study"] = {"dir": str(study), "label_mc": dataclasses.asdict(lcfg), "seed": lcfg.seed}

@@ -553,15 +553,17 @@ def mc_dose(b: dict) -> list[str]:
           "accuracy is against the verifier, with a 95% interval over problems; F1 judge - mc_hard is the study's "
           "Table 4 statistic (paired over items, problems resampled within subsets). One training seed per point: "
           "training alone moves a PRM's F1 by 2-4 points, which these intervals do not hold. **Bold**: the study's "
-          "own temperature. Plot: `reports/benchmarks/mc_dose.png`.", "",
+          "own temperature and its own labels; each point's MC search is in its row (`sequential` gives exhaustive's "
+          "labels on its own draws, at fewer rollouts). Plot: `reports/benchmarks/mc_dose.png`.", "",
           "| completer T | steps | MC first-error acc. (%) | consensus keeps (%) | mc_hard F1 | mc_hard step AUC | "
-          "F1 judge - mc_hard | label_mc (s) | machine |", "|---|---|---|---|---|---|---|---|---|"]
+          "F1 judge - mc_hard | label_mc: search, rollouts, seconds | machine |", "|---|---|---|---|---|---|---|---|---|"]
     for p in pts:
         t = f"**{p['temperature']:g}**" if p["study_default"] else f"{p['temperature']:g}"
         m = p["mc_hard"]
         md.append(f"| {t} | {p['steps']} | {ci(p['mc_first_error_accuracy'])} | {p['consensus_kept']:.1f} | "
                   f"{m['f1_heldout']:.1f} | {m['step_auc_heldout']:.3f} | {ci(p['f1_judge_minus_mc'])} | "
-                  f"{p['label_mc_seconds']:.0f} | {p['machine']} |")
+                  f"{p.get('search', 'exhaustive')}, {p.get('rollouts', 0):,}, "
+                  f"{'-' if p['label_mc_seconds'] is None else format(p['label_mc_seconds'], '.0f')} | {p['machine']} |")
     return md + [""]
 
 
