@@ -277,6 +277,16 @@ def test_scan_searches_and_their_comparison_with_exhaustive_mc(toy, tmp_path):
     assert [x.first_error for x in sq] == [2, 1, -1, 1, 1] and sum(x.rollouts for x in sq) == 4 * k
     sb = {lab.response_id: lab for lab in mc_scan(gen, probs, rs, sp, 0.0, MCStats(), search="scan_binary")}
     assert {r: sb[r].first_error for r in sb} == {"mid": 2, "early": 1, "clean": -1, "zigzag": 5, "fixed": -1}
+    # every search's labels read back as a label file (they had been refused past exhaustive and binary:
+    # `field 'search': 'sequential' is not exhaustive or binary`, so consensus could not read them)
+    from prmlab.core.io import write_jsonl
+    from prmlab.core.records import MC_SEARCHES
+
+    for name, labels in (("scan", list(sc.values())), ("sequential", sq), ("scan_binary", list(sb.values())),
+                         ("exhaustive", ex)):
+        write_jsonl(tmp_path / f"{name}.jsonl", labels)
+        assert read_jsonl(tmp_path / f"{name}.jsonl", MCLabel) == labels and {x.search for x in labels} == {name}
+    assert set(MC_SEARCHES) == {"exhaustive", "sequential", "binary", "scan", "scan_binary"}
     m = compare_with_exhaustive(gen, probs, rs, "scan", sp, 0.0, sc)
     assert m == {"compared_responses": 5, "compared_rollouts_exhaustive": 9 * k, "compared_rollouts_scan": 4 * k,
                  "rollouts_share_of_exhaustive": 4 / 9, "first_error_agreement_with_exhaustive": 0.8,

@@ -182,6 +182,10 @@ def distinct_responses(responses: Iterable[Response]) -> int:
     return len({(r.problem_id, tuple(r.steps)) for r in responses})
 
 
+# label_mc.search's values (prmlab.pipeline.labeling): each writes labels every reader takes
+MC_SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")
+
+
 @dataclass(frozen=True)
 class MCLabel(Record):
     response_id: str
@@ -203,7 +207,7 @@ class MCLabel(Record):
         _need(self.first_error == fe, f"field 'first_error': {self.first_error} disagrees with the hard labels (first 0 at {fe})")
         _need(self.truncated >= 0, f"field 'truncated': {self.truncated} < 0")
         _need(self.rollouts >= 0, f"field 'rollouts': {self.rollouts} < 0")
-        _need(self.search in ("exhaustive", "binary"), f"field 'search': {self.search!r} is not exhaustive or binary")
+        _need(self.search in MC_SEARCHES, f"field 'search': {self.search!r} is not one of {', '.join(MC_SEARCHES)}")
 
 
 @dataclass(frozen=True)

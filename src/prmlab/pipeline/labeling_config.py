@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from prmlab.core.params import check
+from prmlab.core.records import MC_SEARCHES
 from prmlab.engines.config import SamplingParams, check_sampling
 
-SEARCHES = ("exhaustive", "sequential", "binary", "scan", "scan_binary")  # label_mc.search
+SEARCHES = MC_SEARCHES  # label_mc.search (the records' own list: a label of each reads back)
 
 
 @dataclass(frozen=True)
