@@ -112,6 +112,7 @@ def main() -> None:
     from benchmarks.bench_labelling import score
     from benchmarks.bench_prm_budget import load_items, machine
     from prmlab.analysis.findings import Findings
+    from prmlab.core import provenance
     from prmlab.core.io import read_jsonl, write_json, write_jsonl
     from prmlab.core.params import load_params
     from prmlab.core.records import JudgeLabel, MCLabel
@@ -201,7 +202,10 @@ def main() -> None:
                                      "rollouts_share_of_exhaustive") if k in stage},
             "mc_hard": prm, "f1_judge_minus_mc": [float(x) for x in gap], "machine": machine()}
         results["judge"] = {k: v for k, v in judge.items() if k != "rows"}
-        results["study"] = {"dir": str(study), "label_mc": dataclasses.asdict(lcfg), "seed": lcfg.seed}
+        prepared = study / ".prepared"  # a seeds_plain copy names the commit it was made from
+        results["study"] = {"dir": str(study), "label_mc": dataclasses.asdict(lcfg), "seed": lcfg.seed,
+                            "commit": prepared.read_text().strip() if prepared.exists() else None,
+                            "cpu": provenance.machine()["model"]}
         write_json(a.out, results)  # after each point: a crash or a stop keeps what was measured
         plot(results, Path(a.out).with_suffix(".png"))
         p = results["points"][key_of(t)]

@@ -546,8 +546,9 @@ def mc_dose(b: dict) -> list[str]:
     j, st = b["judge"], b["study"]
     md = ["## MC's dose-response: the completer's temperature against MC's labels and the judge - MC gap "
           "(`benchmarks/bench_mc_dose.py`)", "",
-          f"One study's responses ({st['dir'].rstrip('/').rsplit('/', 1)[-1]}, label_mc seed {st['seed']}), MC-labelled at "
-          "each completer temperature (the study's other label_mc settings), an mc_hard PRM trained on each point's "
+          f"One study's responses ({st['dir'].rstrip('/').rsplit('/', 1)[-1]}"
+          + (f" of commit {st['commit']}" if st.get("commit") else "") + f", label_mc seed {st['seed']}"
+          + (f"; {st['cpu']}" if st.get("cpu") else "") + "), MC-labelled at each completer temperature (the study's other label_mc settings), an mc_hard PRM trained on each point's "
           "labels and the judge PRM trained once on the study's judge labels at the same steps (held-out ProcessBench "
           f"F1 {j['f1_heldout']:.1f}, step AUC {j['step_auc_heldout']:.3f}): the fixed comparison. MC's first-error "
           "accuracy is against the verifier, with a 95% interval over problems; F1 judge - mc_hard is the study's "
