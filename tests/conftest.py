@@ -37,7 +37,7 @@ def new_project(d: Path, params: dict) -> Path:
     (d / "reports").mkdir(exist_ok=True)  # the seeds' aggregate, committed: the report stage reads it (another study's here)
     for name in ("seeds.json", "seeds_findings.json"):  # and its forest plot's rows (dvc.yaml's plots)
         shutil.copy(ROOT / "reports" / name, d / "reports" / name)
-    (d / "reports" / "benchmarks").mkdir()  # MC's dose-response, committed: the report shows it (its own study's here)
+    (d / "reports" / "benchmarks").mkdir(exist_ok=True)  # MC's dose-response, committed: the report shows it (its own study's here)
     shutil.copy(ROOT / "reports" / "benchmarks" / "mc_dose.json", d / "reports" / "benchmarks" / "mc_dose.json")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
