@@ -38,7 +38,8 @@ def new_project(d: Path, params: dict) -> Path:
     for name in ("seeds.json", "seeds_findings.json"):  # and its forest plot's rows (dvc.yaml's plots)
         shutil.copy(ROOT / "reports" / name, d / "reports" / name)
     (d / "reports" / "benchmarks").mkdir(exist_ok=True)  # MC's dose-response, committed: the report shows it (its own study's here)
-    shutil.copy(ROOT / "reports" / "benchmarks" / "mc_dose.json", d / "reports" / "benchmarks" / "mc_dose.json")
+    for name in ("mc_dose.json", "mc_dose.png"):  # and the curve its report.html shows
+        shutil.copy(ROOT / "reports" / "benchmarks" / name, d / "reports" / "benchmarks" / name)
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     for cmd in (["git", "init", "-q"], ["git", "config", "user.email", "t@example.com"], ["git", "config", "user.name", "t"],
                 ["dvc", "init", "-q"], ["dvc", "config", "core.analytics", "false"]):
