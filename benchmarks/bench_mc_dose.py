@@ -113,7 +113,7 @@ def main() -> None:
     from benchmarks.bench_prm_budget import load_items, machine
     from prmlab.analysis.findings import Findings
     from prmlab.core import provenance
-    from prmlab.core.io import read_jsonl, write_json, write_jsonl
+    from prmlab.core.io import read_jsonl, read_problems_and_responses, write_json, write_jsonl
     from prmlab.core.params import load_params
     from prmlab.core.records import JudgeLabel, MCLabel
     from prmlab.core.result import Unrecorded
@@ -151,13 +151,11 @@ def main() -> None:
         print(f"[bench_mc_dose] {a.out} holds every temperature asked")
         return
 
+    problems, responses = read_problems_and_responses(str(data / "problems" / "train.jsonl"),
+                                                      str(data / "samples" / "train.jsonl"))  # once: every point's
     # the fixed comparison: one judge PRM on DIR's judge labels, its rows kept under --work
     judge_file = work / f"judge_{tcfg.steps}.json"
     if not judge_file.exists():
-        from prmlab.core.io import read_problems_and_responses
-
-        problems, responses = read_problems_and_responses(str(data / "problems" / "train.jsonl"),
-                                                          str(data / "samples" / "train.jsonl"))
         write_jsonl(work / "judge_train.jsonl", training_set("judge", problems, responses, {}, judge_labels))
         write_json(judge_file, train_and_score("judge", work / "judge_train.jsonl", work / f"prm_judge_{tcfg.steps}",
                                                train_cfg, items, tune, own("judge")))
@@ -181,10 +179,6 @@ def main() -> None:
         stage = json.loads(stage_file.read_text()) if stage_file.exists() else {}
         marker = study / ".done" / "label_mc"  # a seeds_plain copy's own stage time
         label_s = stage.get("seconds") or (float(marker.read_text()) if default and marker.exists() else None)
-        from prmlab.core.io import read_problems_and_responses
-
-        problems, responses = read_problems_and_responses(str(data / "problems" / "train.jsonl"),
-                                                          str(data / "samples" / "train.jsonl"))
         mc = {x.response_id: x for x in read_jsonl(labels_file, MCLabel)}
         acc = score(responses, {k: v.first_error for k, v in mc.items()}, {k: v.hard for k, v in mc.items()}, a.boot)
         kept = agreement_counts(responses, mc, judge_labels)["consensus_kept_share"]
