@@ -70,8 +70,11 @@ browser:
 	command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# Tests run on TEST_WORKERS pytest-xdist workers, a file to a worker (its module fixtures built once; the end-to-end
+# study first: tests/conftest.py); tests that start Ray take turns across workers (conftest's ray_lock).
+TEST_WORKERS ?= 2
 test: setup browser
-	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q --durations=25 tests
+	PATH=$(CURDIR)/$(BIN):$$PATH $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --durations=25 tests
 
 lint: setup
 	$(BIN)/ruff check src stages flows tests benchmarks

